@@ -1,0 +1,52 @@
+"""The ``drasim`` command line (argparse).
+
+Each subcommand lives in its own module under :mod:`drasim.commands` and exposes
+``register(subparsers)``, which adds its parser and sets ``func`` to a callable
+``(argparse.Namespace) -> int``. Exit codes: 0 pass, 1 failures found, 2 usage or
+input errors. A :class:`drasim.errors.DrasimError` is printed as one clear message,
+never as a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+
+from drasim import __version__
+from drasim.errors import DrasimError
+
+# Subcommand modules, in the order `drasim --help` lists them.
+COMMAND_MODULES: tuple[str, ...] = ("drasim.commands.checkpoint",)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full parser with every subcommand registered."""
+    parser = argparse.ArgumentParser(
+        prog="drasim",
+        description="Test harness and simulator for Kubernetes DRA kubelet plugins.",
+    )
+    parser.add_argument("--version", action="version", version=f"drasim {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    func: Callable[[argparse.Namespace], int] | None = getattr(args, "func", None)
+    if func is None:
+        parser.print_help()
+        return 2
+    try:
+        return func(args)
+    except DrasimError as err:
+        print(f"drasim {args.command}: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("drasim: interrupted", file=sys.stderr)
+        return 130

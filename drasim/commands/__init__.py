@@ -1,0 +1,1 @@
+"""One module per ``drasim`` subcommand; see :mod:`drasim.cli`."""

@@ -1,0 +1,149 @@
+"""A small, thread-safe metrics registry with Prometheus text output.
+
+The emulated kubelet records the upstream DRA metrics here
+(``dra_operations_duration_seconds``, ``dra_grpc_operations_duration_seconds``,
+``dra_resource_claims_in_use``) so that scenarios can assert on them and
+reports can show them. It is deliberately tiny: no client library is needed for
+three metric families.
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+Labels = tuple[tuple[str, str], ...]
+
+DEFAULT_BUCKETS: tuple[float, ...] = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
+
+
+def _labels(values: Mapping[str, str]) -> Labels:
+    return tuple(sorted(values.items()))
+
+
+@dataclass
+class _HistogramSeries:
+    buckets: tuple[float, ...]
+    counts: list[int] = field(default_factory=list)
+    total: float = 0.0
+    count: int = 0
+
+    def observe(self, value: float) -> None:
+        if not self.counts:
+            self.counts = [0] * len(self.buckets)
+        index = bisect.bisect_left(self.buckets, value)
+        for i in range(index, len(self.buckets)):
+            self.counts[i] += 1
+        self.total += value
+        self.count += 1
+
+
+@dataclass
+class _Family:
+    name: str
+    kind: str  # "histogram" or "gauge"
+    help: str
+    buckets: tuple[float, ...] = DEFAULT_BUCKETS
+    series: dict[Labels, _HistogramSeries | float] = field(default_factory=dict)
+
+
+class Metrics:
+    """Histograms and gauges keyed by name and labels."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._families: dict[str, _Family] = {}
+
+    def describe(
+        self, name: str, *, kind: str, help_text: str, buckets: Sequence[float] = DEFAULT_BUCKETS
+    ) -> None:
+        """Declare a family (idempotent) so it shows in output before its first sample."""
+        with self._lock:
+            self._families.setdefault(name, _Family(name, kind, help_text, tuple(buckets)))
+
+    def _family(self, name: str, kind: str) -> _Family:
+        family = self._families.get(name)
+        if family is None:
+            family = self._families[name] = _Family(name, kind, "")
+        return family
+
+    def observe(self, name: str, value: float, **labels: str) -> None:
+        """Add one observation to a histogram series."""
+        with self._lock:
+            family = self._family(name, "histogram")
+            series = family.series.setdefault(_labels(labels), _HistogramSeries(family.buckets))
+            assert isinstance(series, _HistogramSeries)
+            series.observe(value)
+
+    def set_gauge(self, name: str, value: float, **labels: str) -> None:
+        """Set a gauge series."""
+        with self._lock:
+            self._family(name, "gauge").series[_labels(labels)] = value
+
+    def gauge(self, name: str, **labels: str) -> float | None:
+        """A gauge's value, or ``None`` if the series was never set."""
+        with self._lock:
+            family = self._families.get(name)
+            value = None if family is None else family.series.get(_labels(labels))
+            return value if isinstance(value, float | int) else None
+
+    def histogram_count(self, name: str, **labels: str) -> int:
+        """How many observations a histogram series holds (0 if none)."""
+        with self._lock:
+            family = self._families.get(name)
+            series = None if family is None else family.series.get(_labels(labels))
+            return series.count if isinstance(series, _HistogramSeries) else 0
+
+    def series(self, name: str) -> dict[Labels, float | int]:
+        """Every series of a family: gauge values, or histogram counts."""
+        with self._lock:
+            family = self._families.get(name)
+            if family is None:
+                return {}
+            return {
+                key: (value.count if isinstance(value, _HistogramSeries) else value)
+                for key, value in family.series.items()
+            }
+
+    def to_text(self) -> str:
+        """Prometheus text exposition format, families and series sorted."""
+        lines: list[str] = []
+        with self._lock:
+            for name in sorted(self._families):
+                family = self._families[name]
+                if family.help:
+                    lines.append(f"# HELP {name} {family.help}")
+                lines.append(f"# TYPE {name} {family.kind}")
+                for key in sorted(family.series):
+                    value = family.series[key]
+                    if isinstance(value, _HistogramSeries):
+                        lines.extend(_histogram_lines(name, key, value))
+                    else:
+                        lines.append(f"{name}{_fmt(key)} {_num(value)}")
+        return "\n".join(lines) + "\n"
+
+
+def _fmt(key: Labels, extra: tuple[str, str] | None = None) -> str:
+    items = list(key) + ([extra] if extra else [])
+    if not items:
+        return ""
+    inner = ",".join(f'{k}="{v}"' for k, v in items)
+    return "{" + inner + "}"
+
+
+def _num(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(value)
+
+
+def _histogram_lines(name: str, key: Labels, series: _HistogramSeries) -> list[str]:
+    counts = series.counts or [0] * len(series.buckets)
+    lines = [
+        f"{name}_bucket{_fmt(key, ('le', _num(bound)))} {count}"
+        for bound, count in zip(series.buckets, counts, strict=True)
+    ]
+    lines.append(f"{name}_bucket{_fmt(key, ('le', '+Inf'))} {series.count}")
+    lines.append(f"{name}_sum{_fmt(key)} {series.total!r}")
+    lines.append(f"{name}_count{_fmt(key)} {series.count}")
+    return lines
