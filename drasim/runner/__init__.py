@@ -1,0 +1,1 @@
+"""Executes scenarios: builds the simulated node, drives steps, checks expectations."""
