@@ -1,0 +1,258 @@
+"""The journal: an append-only, thread-safe record of everything that happened in a scenario.
+
+It implements the :class:`drasim.interfaces.Recorder` port. Expectations query it
+(the journal is the API for assertions; log text never is), reports render it,
+and it is saved as JSON lines next to a run's other artifacts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from drasim.clock import RealClock
+from drasim.errors import ConfigError
+from drasim.interfaces import Clock
+from drasim.journal import kinds
+from drasim.journal.calls import RpcCall, method_matches
+from drasim.journal.convert import to_jsonable
+
+Event = dict[str, Any]
+"""One journal event: ``seq``, ``t``, ``kind`` and the kind's fields (see :mod:`drasim.journal.kinds`)."""
+
+
+class Journal:
+    """Append-only list of events, each stamped with ``seq`` (1..n) and ``t`` (seconds since start).
+
+    ``t`` comes from ``clock`` (a :class:`drasim.interfaces.Clock`; real time by
+    default), so with a virtual clock the journal shows virtual time.
+    """
+
+    def __init__(self, clock: Clock | None = None) -> None:
+        self._clock: Clock = clock if clock is not None else RealClock()
+        self._start = self._clock.now()
+        self.started_wall = time.time()
+        """Unix time at creation; used to place merged events that carry a ``wall`` stamp."""
+        self._events: list[Event] = []
+        self._cond = threading.Condition()
+        self._merged: dict[str, tuple[int, int]] = {}
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def record(self, kind: str, **fields: Any) -> None:
+        """Append one event (the Recorder port). Fields are converted to JSON values now."""
+        self._append(kind, fields, None)
+
+    def _append(self, kind: str, fields: Mapping[str, Any], t: float | None) -> Event:
+        if not isinstance(kind, str) or not kind:
+            msg = f"journal event kind must be a non-empty string, got {kind!r}"
+            raise ValueError(msg)
+        clash = kinds.RESERVED.intersection(fields)
+        if clash:
+            msg = f"journal event field(s) {sorted(clash)} are set by the journal itself"
+            raise ValueError(msg)
+        body = {str(k): to_jsonable(v) for k, v in fields.items()}
+        with self._cond:
+            stamp = self._clock.now() - self._start if t is None else t
+            event: Event = {"seq": len(self._events) + 1, "t": round(stamp, 6), "kind": kind}
+            event.update(body)
+            self._events.append(event)
+            self._cond.notify_all()
+        return event
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def mark(self) -> int:
+        """The seq of the latest event (0 when empty): pass it as ``since_seq`` later."""
+        with self._cond:
+            return len(self._events)
+
+    def __len__(self) -> int:
+        return self.mark()
+
+    def __iter__(self) -> Iterator[Event]:
+        return iter(self.events())
+
+    def events(self, kind: str | None = None, since_seq: int = 0, **match: Any) -> list[Event]:
+        """Events after ``since_seq``, of ``kind`` if given, whose fields equal every ``match`` value.
+
+        Each event is a shallow copy; use ``events(**{"pod_uid": u})`` for keys
+        that are not identifiers.
+        """
+        with self._cond:
+            selected = self._events[max(since_seq, 0) :]
+        return [dict(e) for e in selected if _matches(e, kind, match)]
+
+    def tail(self, count: int = 20) -> list[Event]:
+        """The last ``count`` events (copies)."""
+        with self._cond:
+            selected = self._events[-count:] if count > 0 else []
+        return [dict(e) for e in selected]
+
+    def rpc_calls(
+        self,
+        method_suffix: str = "",
+        side: str | None = "kubelet",
+        driver: str | None = None,
+        since_seq: int = 0,
+    ) -> list[RpcCall]:
+        """``rpc`` events as :class:`RpcCall` values, oldest first.
+
+        ``method_suffix`` matches the end of the full gRPC path at a name boundary
+        (``NodePrepareResources`` or the whole path); ``side=None`` takes both the
+        kubelet's and the plugin's view of each call.
+        """
+        calls = []
+        for event in self.events(kinds.RPC, since_seq=since_seq):
+            if side is not None and event.get("side") != side:
+                continue
+            if driver is not None and event.get("driver") != driver:
+                continue
+            if method_matches(str(event.get("method", "")), method_suffix):
+                calls.append(RpcCall.from_event(event))
+        return calls
+
+    def wait_for(
+        self, timeout: float, kind: str | None = None, since_seq: int = 0, **match: Any
+    ) -> Event | None:
+        """Block until a matching event after ``since_seq`` exists; ``None`` after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                for event in self._events[max(since_seq, 0) :]:
+                    if _matches(event, kind, match):
+                        return dict(event)
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return None
+                self._cond.wait(remaining)
+
+    # -- files -----------------------------------------------------------------------------
+
+    def to_jsonl(self) -> str:
+        """All events as JSON lines (``seq``, ``t``, ``kind`` first), newline-terminated."""
+        return "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in self.events())
+
+    def write_jsonl(self, path: str | os.PathLike[str]) -> None:
+        """Write :meth:`to_jsonl` atomically (temp file, fsync, rename)."""
+        _atomic_write(Path(path), self.to_jsonl())
+
+    @classmethod
+    def from_jsonl(cls, path: str | os.PathLike[str], clock: Clock | None = None) -> Journal:
+        """Load a journal written by :meth:`write_jsonl`; events keep their ``t`` and are renumbered 1..n.
+
+        Raises :class:`drasim.errors.ConfigError` naming ``file:line`` for a bad line.
+        """
+        journal = cls(clock)
+        text = _read_text(Path(path))
+        for lineno, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            obj, problem = _parse_line(line)
+            if problem:
+                msg = f"{path}:{lineno}: {problem}"
+                raise ConfigError(msg)
+            kind = obj.pop("kind")
+            t = obj.pop("t", 0.0)
+            obj.pop("seq", None)
+            journal._append(kind, obj, float(t) if isinstance(t, int | float) else 0.0)
+        return journal
+
+    def merge_jsonl(self, path: str | os.PathLike[str], source: str = "plugin") -> int:
+        """Fold in the new lines of another process's journal file; returns how many events were added.
+
+        Call it as often as you like: each call reads only complete lines written
+        since the previous call for the same path. Each line is an object with a
+        ``kind`` and the same fields as here. Its own ``seq`` and ``t`` are kept as
+        ``source_seq`` and ``source_t``, ``source`` names the writer, and the event
+        gets the next ``seq`` here. ``t`` is ``wall - started_wall`` when the line has a
+        ``wall`` (Unix time) stamp, else the time of merging. A line that is not a
+        JSON object with a ``kind`` becomes a ``merge-error`` event instead.
+        """
+        key = os.fspath(path)
+        with self._cond:
+            offset, lineno = self._merged.get(key, (0, 0))
+        try:
+            with open(path, "rb") as handle:
+                handle.seek(offset)
+                data = handle.read()
+        except FileNotFoundError:
+            return 0
+        complete = data[: data.rfind(b"\n") + 1]
+        added = 0
+        for raw in complete.splitlines():
+            lineno += 1
+            if raw.strip():
+                self._merge_line(raw, source, key, lineno)
+                added += 1
+        with self._cond:
+            self._merged[key] = (offset + len(complete), lineno)
+        return added
+
+    def _merge_line(self, raw: bytes, source: str, path: str, lineno: int) -> None:
+        obj, problem = _parse_line(raw.decode("utf-8", errors="replace"))
+        if problem:
+            report = {"source": source, "path": path, "line": lineno, "message": problem}
+            self._append(kinds.MERGE_ERROR, report, None)
+            return
+        kind = obj.pop("kind")
+        fields: dict[str, Any] = {"source": source}
+        if "seq" in obj:
+            fields["source_seq"] = obj.pop("seq")
+        if "t" in obj:
+            fields["source_t"] = obj.pop("t")
+        fields.update(obj)
+        wall = obj.get("wall")
+        t = max(wall - self.started_wall, 0.0) if isinstance(wall, int | float) else None
+        self._append(kind, fields, t)
+
+
+def _matches(event: Mapping[str, Any], kind: str | None, match: Mapping[str, Any]) -> bool:
+    if kind is not None and event.get("kind") != kind:
+        return False
+    return all(k in event and event[k] == v for k, v in match.items())
+
+
+def _parse_line(line: str) -> tuple[dict[str, Any], str]:
+    """The object on one JSON line and ``""``, or ``{}`` and what is wrong with it."""
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as err:
+        return {}, f"not valid JSON ({err.msg} at column {err.colno})"
+    if not isinstance(obj, dict):
+        return {}, f"expected a JSON object, got {type(obj).__name__}"
+    if not isinstance(obj.get("kind"), str) or not obj["kind"]:
+        return {}, "event has no 'kind' string"
+    return obj, ""
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as err:
+        msg = f"{path}: cannot read journal: {err.strerror or err}"
+        raise ConfigError(msg) from err
+    except UnicodeDecodeError as err:
+        msg = f"{path}: journal is not UTF-8 text ({err.reason})"
+        raise ConfigError(msg) from err
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so readers see the old file or the new one, never half of it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

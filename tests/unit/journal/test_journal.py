@@ -1,0 +1,307 @@
+"""Journal: stamping, queries, JSON lines, merging another process's file."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from drasim._proto.dra.v1 import api_pb2
+from drasim.clock import VirtualClock
+from drasim.errors import ConfigError
+from drasim.interfaces import Recorder
+from drasim.journal import Journal, describe_event, to_jsonable
+from drasim.values import ClaimRef, Device, PrepareResult
+
+PREPARE = "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources"
+UNPREPARE = "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodeUnprepareResources"
+GPU = ClaimRef(namespace="default", uid="uid-1", name="gpu")
+NET = ClaimRef(namespace="default", uid="uid-2", name="net")
+
+
+def rpc(journal: Journal, method: str, claims: list[ClaimRef], **extra) -> None:
+    journal.record(
+        "rpc",
+        side=extra.pop("side", "kubelet"),
+        driver=extra.pop("driver", "gpu.example.com"),
+        endpoint="/var/lib/kubelet/plugins/gpu/dra.sock",
+        method=method,
+        request={"claims": claims},
+        response=extra.pop("response", {"claims": {c.uid: {"error": ""} for c in claims}}),
+        code=extra.pop("code", "OK"),
+        error=extra.pop("error", ""),
+        duration=0.002,
+        **extra,
+    )
+
+
+def test_journal_is_a_recorder_and_stamps_seq_and_clock_time():
+    clock = VirtualClock(start=100.0)
+    journal = Journal(clock)
+    assert isinstance(journal, Recorder)
+    journal.record("step", index=1, name="start_pod", text="start_pod a")
+    clock.advance(1.5)
+    journal.record("api", verb="GET", resource="resourceclaims", namespace="default", name="gpu", code=200)
+    events = journal.events()
+    assert [(e["seq"], e["t"], e["kind"]) for e in events] == [(1, 0.0, "step"), (2, 1.5, "api")]
+    assert events[1]["resource"] == "resourceclaims"
+    assert journal.mark() == 2
+
+
+def test_record_converts_dataclasses_tuples_bytes_and_protobuf():
+    journal = Journal(VirtualClock())
+    message = api_pb2.NodePrepareResourcesRequest(
+        claims=[api_pb2.Claim(namespace="default", uid="uid-1", name="gpu")]
+    )
+    journal.record(
+        "rpc",
+        request=message,
+        response={"uid-1": PrepareResult(devices=(Device("pool", "dev-0", cdi_device_ids=("a.com/x=y",)),))},
+        raw=b"\xff\x00",
+        text=b"hello",
+        pair=("a", 1),
+        err=ValueError("boom"),
+        path=Path("/tmp/x"),
+    )
+    (event,) = journal.events()
+    json.dumps(event)  # JSON-ready
+    assert event["request"] == {"claims": [{"namespace": "default", "uid": "uid-1", "name": "gpu"}]}
+    device = event["response"]["uid-1"]["devices"][0]
+    assert device == {
+        "pool_name": "pool",
+        "device_name": "dev-0",
+        "request_names": None,
+        "cdi_device_ids": ["a.com/x=y"],
+        "share_id": None,
+    }
+    assert event["raw"] == "base64:/wA="
+    assert event["text"] == "hello"
+    assert event["pair"] == ["a", 1]
+    assert event["err"] == "boom"
+    assert event["path"] == "/tmp/x"
+
+
+def test_to_jsonable_handles_odd_values():
+    @dataclass
+    class Node:
+        child: object = None
+
+    loop: list[object] = []
+    loop.append(loop)
+    assert to_jsonable(float("nan")) == "nan"
+    assert to_jsonable({1: {3, 2}}) == {"1": [2, 3]}
+    assert "nested too deeply" in json.dumps(to_jsonable(loop))
+    assert to_jsonable(Node(Node())) == {"child": {"child": None}}
+    assert to_jsonable(api_pb2.NodeUnprepareResourcesResponse()) == {"claims": {}}
+
+
+def test_record_rejects_reserved_fields_and_bad_kind():
+    journal = Journal(VirtualClock())
+    with pytest.raises(ValueError, match=r"\['seq'\]"):
+        journal.record("rpc", seq=3)
+    with pytest.raises(ValueError, match="non-empty string"):
+        journal.record("")
+    assert journal.mark() == 0
+
+
+def test_events_filters_by_kind_since_and_fields():
+    journal = Journal(VirtualClock())
+    journal.record("kubelet", operation="PrepareResources", pod="default/a", pod_uid="p-a")
+    mark = journal.mark()
+    journal.record("kubelet", operation="UnprepareResources", pod="default/a", pod_uid="p-a")
+    journal.record("kubelet", operation="PrepareResources", pod="default/b", pod_uid="p-b")
+    journal.record("api", verb="GET")
+    assert [e["seq"] for e in journal.events("kubelet")] == [1, 2, 3]
+    assert [e["seq"] for e in journal.events("kubelet", since_seq=mark)] == [2, 3]
+    assert [e["seq"] for e in journal.events(operation="PrepareResources")] == [1, 3]
+    assert [e["seq"] for e in journal.events(since_seq=mark, pod="default/a")] == [2]
+    assert journal.events(missing="x") == []
+    # copies: mutating a result does not change the journal
+    journal.events()[0]["pod"] = "changed"
+    assert journal.events()[0]["pod"] == "default/a"
+    assert [e["seq"] for e in journal.tail(2)] == [3, 4]
+
+
+def test_rpc_calls_extracts_claims_and_scopes_by_side_driver_method_and_mark():
+    journal = Journal(VirtualClock())
+    rpc(journal, PREPARE, [GPU, NET])
+    rpc(journal, PREPARE, [GPU], side="plugin")
+    step = journal.mark()
+    rpc(
+        journal,
+        UNPREPARE,
+        [NET],
+        driver="net.example.com",
+        response={"claims": {"uid-2": {"error": "device busy"}}},
+    )
+    rpc(journal, PREPARE, [GPU], code="Unavailable", error="rpc error: code = Unavailable desc = x")
+
+    prepares = journal.rpc_calls("NodePrepareResources")
+    assert [c.seq for c in prepares] == [1, 4]
+    assert prepares[0].claims == (GPU, NET)
+    assert prepares[0].claim_keys == ["default/gpu", "default/net"]
+    assert prepares[0].ok
+    assert prepares[0].name == "NodePrepareResources"
+    assert not prepares[1].ok
+    assert prepares[1].error.startswith("rpc error")
+    assert [c.seq for c in journal.rpc_calls("NodePrepareResources", side=None)] == [1, 2, 4]
+    assert [c.seq for c in journal.rpc_calls("NodePrepareResources", since_seq=step)] == [4]
+    assert [c.seq for c in journal.rpc_calls("DRAPlugin/NodePrepareResources")] == [1, 4]
+    assert [c.seq for c in journal.rpc_calls(PREPARE)] == [1, 4]
+    assert journal.rpc_calls("PrepareResources") == []
+    (unprepare,) = journal.rpc_calls("NodeUnprepareResources", driver="net.example.com")
+    assert unprepare.claim_errors == {"uid-2": "device busy"}
+    assert journal.rpc_calls("NodeUnprepareResources", driver="gpu.example.com") == []
+    assert len(journal.rpc_calls()) == 3
+
+
+def test_concurrent_record_gives_unique_consecutive_seq():
+    journal = Journal()
+    threads = [
+        threading.Thread(target=lambda i=i: [journal.record("api", worker=i, n=n) for n in range(200)])
+        for i in range(8)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    events = journal.events()
+    assert [e["seq"] for e in events] == list(range(1, 1601))
+    assert all(a["t"] <= b["t"] for a, b in itertools.pairwise(events))
+    for worker in range(8):
+        assert [e["n"] for e in journal.events(worker=worker)] == list(range(200))
+
+
+def test_wait_for_returns_event_recorded_by_another_thread_and_times_out():
+    journal = Journal()
+    assert journal.wait_for(0.01, "rpc") is None
+    started = threading.Event()
+
+    def later() -> None:
+        started.wait(5)
+        journal.record("rpc", method=PREPARE)
+
+    thread = threading.Thread(target=later)
+    thread.start()
+    started.set()
+    event = journal.wait_for(5, "rpc", method=PREPARE)
+    thread.join()
+    assert event is not None
+    assert event["seq"] == 1
+
+
+def test_jsonl_round_trip(tmp_path):
+    clock = VirtualClock()
+    journal = Journal(clock)
+    journal.record("step", index=1, name="start_pod", text="start_pod a")
+    clock.advance(0.25)
+    rpc(journal, PREPARE, [GPU])
+    text = journal.to_jsonl()
+    lines = text.splitlines()
+    assert len(lines) == 2
+    assert list(json.loads(lines[1]))[:3] == ["seq", "t", "kind"]
+    target = tmp_path / "sub" / "journal.jsonl"
+    journal.write_jsonl(target)
+    assert target.read_text() == text
+    assert list(target.parent.iterdir()) == [target]  # no temp file left behind
+    loaded = Journal.from_jsonl(target)
+    assert loaded.events() == journal.events()
+    assert loaded.rpc_calls("NodePrepareResources")[0].claims == (GPU,)
+
+
+def test_from_jsonl_names_file_and_line(tmp_path):
+    bad = tmp_path / "j.jsonl"
+    bad.write_text('{"seq": 1, "t": 0, "kind": "step"}\n\n[1, 2]\n')
+    with pytest.raises(ConfigError, match=r"j\.jsonl:3: expected a JSON object, got list"):
+        Journal.from_jsonl(bad)
+    bad.write_text('{"seq": 1, "t": 0}\n')
+    with pytest.raises(ConfigError, match=r"j\.jsonl:1: event has no 'kind' string"):
+        Journal.from_jsonl(bad)
+    bad.write_text("{nope\n")
+    with pytest.raises(ConfigError, match=r"j\.jsonl:1: not valid JSON"):
+        Journal.from_jsonl(bad)
+    with pytest.raises(ConfigError, match="cannot read journal"):
+        Journal.from_jsonl(tmp_path / "missing.jsonl")
+
+
+def test_merge_jsonl_folds_in_new_complete_lines_only(tmp_path):
+    journal = Journal(VirtualClock())
+    journal.record("step", index=1, name="start_pod", text="start_pod a")
+    plugin_file = tmp_path / "plugin.jsonl"
+    assert journal.merge_jsonl(plugin_file, source="fake-plugin") == 0  # not there yet
+    line = {
+        "seq": 1,
+        "t": 0.5,
+        "kind": "rpc",
+        "side": "plugin",
+        "driver": "gpu.example.com",
+        "method": PREPARE,
+        "request": {"claims": [{"namespace": "default", "uid": "uid-1", "name": "gpu"}]},
+        "code": "OK",
+    }
+    with plugin_file.open("w") as handle:
+        handle.write(json.dumps(line) + "\n")
+        handle.write('{"seq": 2, "kind": "rpc", "met')  # a line still being written
+    assert journal.merge_jsonl(plugin_file, source="fake-plugin") == 1
+    merged = journal.events(source="fake-plugin")
+    assert len(merged) == 1
+    assert merged[0]["seq"] == 2
+    assert merged[0]["source_seq"] == 1
+    assert merged[0]["source_t"] == 0.5
+    assert journal.rpc_calls("NodePrepareResources", side="plugin")[0].claims == (GPU,)
+    with plugin_file.open("a") as handle:
+        handle.write('hod": "x"}\nnot json\n')
+    assert journal.merge_jsonl(plugin_file, source="fake-plugin") == 2
+    kinds = [e["kind"] for e in journal.events()]
+    assert kinds == ["step", "rpc", "rpc", "merge-error"]
+    error = journal.events("merge-error")[0]
+    assert error["line"] == 3
+    assert error["message"].startswith("not valid JSON")
+    assert journal.merge_jsonl(plugin_file, source="fake-plugin") == 0
+
+
+def test_merge_jsonl_places_wall_stamped_lines_on_the_journal_timeline(tmp_path):
+    journal = Journal()
+    plugin_file = tmp_path / "p.jsonl"
+    plugin_file.write_text(json.dumps({"kind": "rpc", "wall": journal.started_wall + 2.0}) + "\n")
+    journal.merge_jsonl(plugin_file)
+    (event,) = journal.events()
+    assert event["t"] == pytest.approx(2.0)
+    assert event["source"] == "plugin"
+
+
+def test_describe_event_lines():
+    journal = Journal(VirtualClock())
+    journal.record("step", index=3, name="delete_pod", text="delete_pod p1")
+    rpc(journal, UNPREPARE, [GPU], code="Unavailable", error="boom")
+    journal.record(
+        "api",
+        client="kubelet",
+        verb="GET",
+        resource="resourceclaims",
+        namespace="default",
+        name="gpu",
+        code=404,
+        duration=0.001,
+    )
+    journal.record("checkpoint", path="/x/dra_manager_state", entries=[{}, {}], size=312)
+    journal.record("kubelet", operation="PrepareResources", pod="default/p1", error="failed")
+    journal.record("plugin-process", action="killed", driver="gpu.example.com", pid=42, returncode=-9)
+    journal.record("fault", where="rpc", description="NodePrepareResources -> Unavailable x2")
+    journal.record("custom", a=1, nested={"x": 1})
+    lines = [describe_event(e) for e in journal.events()]
+    assert lines == [
+        "#1 t=0.000 step 3: delete_pod p1",
+        "#2 t=0.000 rpc NodeUnprepareResources gpu.example.com claims=[default/gpu]"
+        " -> Unavailable boom (2.0ms)",
+        "#3 t=0.000 api kubelet: GET resourceclaims default/gpu -> 404 (1.0ms)",
+        "#4 t=0.000 checkpoint write /x/dra_manager_state entries=2 size=312",
+        "#5 t=0.000 kubelet PrepareResources pod=default/p1 error=failed",
+        "#6 t=0.000 plugin-process killed gpu.example.com pid=42 returncode=-9",
+        "#7 t=0.000 fault rpc: NodePrepareResources -> Unavailable x2",
+        "#8 t=0.000 custom a=1",
+    ]
