@@ -82,6 +82,17 @@ class Metrics:
         with self._lock:
             self._family(name, "gauge").series[_labels(labels)] = value
 
+    def set_gauge_family(self, name: str, samples: Sequence[tuple[Mapping[str, str], float]]) -> None:
+        """Replace every series of a gauge family at once.
+
+        For gauges that upstream computes from current state at scrape time (a
+        collector): a series that no longer applies disappears instead of staying at
+        its last value.
+        """
+        with self._lock:
+            family = self._family(name, "gauge")
+            family.series = {_labels(labels): float(value) for labels, value in samples}
+
     def gauge(self, name: str, **labels: str) -> float | None:
         """A gauge's value, or ``None`` if the series was never set."""
         with self._lock:
