@@ -1,0 +1,247 @@
+"""gRPC client for one registered DRA plugin instance (upstream ``plugin/dra_plugin.go``).
+
+One long-lived channel to ``unix:<endpoint>`` serves every call, as with upstream's
+``grpc.NewClient``. Each call gets the instance's timeout (45 s nominal,
+``defaultClientCallTimeout``), is timed into ``dra_grpc_operations_duration_seconds``
+(upstream ``newMetricsInterceptor``) and journaled as an ``rpc`` event. Channel
+connectivity is tracked like upstream's stats handler: READY is "connected", and
+when a connection ends a reconnect is requested so a restarted plugin is noticed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+import grpc
+
+from drasim.errors import RpcError
+from drasim.interfaces import Clock, NullRecorder, Recorder
+from drasim.metrics import Metrics
+from drasim.plugins import conversion
+from drasim.values import ClaimRef, PrepareResult, UnprepareResult
+
+#: upstream ``defaultClientCallTimeout``: half of the kubelet retry period.
+DEFAULT_CALL_TIMEOUT = 45.0
+
+GRPC_METRIC = "dra_grpc_operations_duration_seconds"
+GRPC_METRIC_HELP = "[ALPHA] Duration in seconds of the DRA gRPC operations"
+
+_GO_CODE_NAMES = {
+    grpc.StatusCode.OK: "OK",
+    grpc.StatusCode.CANCELLED: "Canceled",
+    grpc.StatusCode.UNKNOWN: "Unknown",
+    grpc.StatusCode.INVALID_ARGUMENT: "InvalidArgument",
+    grpc.StatusCode.DEADLINE_EXCEEDED: "DeadlineExceeded",
+    grpc.StatusCode.NOT_FOUND: "NotFound",
+    grpc.StatusCode.ALREADY_EXISTS: "AlreadyExists",
+    grpc.StatusCode.PERMISSION_DENIED: "PermissionDenied",
+    grpc.StatusCode.RESOURCE_EXHAUSTED: "ResourceExhausted",
+    grpc.StatusCode.FAILED_PRECONDITION: "FailedPrecondition",
+    grpc.StatusCode.ABORTED: "Aborted",
+    grpc.StatusCode.OUT_OF_RANGE: "OutOfRange",
+    grpc.StatusCode.UNIMPLEMENTED: "Unimplemented",
+    grpc.StatusCode.INTERNAL: "Internal",
+    grpc.StatusCode.UNAVAILABLE: "Unavailable",
+    grpc.StatusCode.DATA_LOSS: "DataLoss",
+    grpc.StatusCode.UNAUTHENTICATED: "Unauthenticated",
+}
+
+# Python's wording for errors raised on the client side, and what grpc-go says instead.
+_GO_DETAILS = {
+    "Deadline Exceeded": "context deadline exceeded",
+    "Locally cancelled by application!": "context canceled",
+}
+
+T = TypeVar("T")
+
+
+def go_code_name(code: grpc.StatusCode | None) -> str:
+    """The Go ``codes.Code.String()`` name of a Python status code."""
+    return _GO_CODE_NAMES.get(code, "Unknown") if code is not None else "Unknown"
+
+
+def rpc_error_from(exc: grpc.RpcError) -> RpcError:
+    """Turn a grpc exception into :class:`drasim.errors.RpcError` with Go-style code and details."""
+    code_fn = getattr(exc, "code", None)
+    details_fn = getattr(exc, "details", None)
+    code = code_fn() if callable(code_fn) else None
+    details = details_fn() if callable(details_fn) else None
+    text = str(details) if details is not None else str(exc)
+    return RpcError(go_code_name(code), _GO_DETAILS.get(text, text))
+
+
+def channel_options(clock: Clock) -> list[tuple[str, Any]]:
+    """Reconnect backoff scaled like every other kubelet timer (gRPC default 1 s, max 120 s)."""
+    initial = max(10, int(clock.scaled(1.0) * 1000))
+    maximum = max(initial, int(clock.scaled(120.0) * 1000))
+    return [
+        ("grpc.initial_reconnect_backoff_ms", initial),
+        ("grpc.min_reconnect_backoff_ms", initial),
+        ("grpc.max_reconnect_backoff_ms", maximum),
+    ]
+
+
+class GrpcDriverClient:
+    """A :class:`drasim.interfaces.DriverClient` over one reused gRPC channel.
+
+    ``service`` is the negotiated service (``v1.DRAPlugin`` or ``v1beta1.DRAPlugin``);
+    ``call_timeout`` is nominal seconds, turned into a real deadline with ``clock.scaled``.
+    ``on_connected`` is told every change of the connected flag.
+    """
+
+    def __init__(
+        self,
+        driver_name: str,
+        endpoint: str,
+        service: str,
+        *,
+        clock: Clock,
+        recorder: Recorder | None = None,
+        metrics: Metrics | None = None,
+        call_timeout: float = DEFAULT_CALL_TIMEOUT,
+        on_connected: Callable[[bool], None] | None = None,
+    ) -> None:
+        if service not in conversion.SERVICE_PACKAGES:
+            msg = f"internal error: unsupported chosen service: {service!r}"
+            raise ValueError(msg)
+        self._driver_name = driver_name
+        self._endpoint = endpoint
+        self.service = service
+        self.call_timeout = call_timeout
+        self._clock = clock
+        self._recorder = recorder or NullRecorder()
+        self._metrics = metrics
+        if metrics is not None:
+            metrics.describe(GRPC_METRIC, kind="histogram", help_text=GRPC_METRIC_HELP)
+        self._on_connected = on_connected
+        self._lock = threading.Lock()
+        self._connected = False
+        self._closed = False
+        self.channel = grpc.insecure_channel("unix:" + endpoint, options=channel_options(clock))
+        # Like upstream's conn.Connect(): start connecting now so availability is known early.
+        self.channel.subscribe(self._on_state, try_to_connect=True)
+
+    @property
+    def driver_name(self) -> str:
+        """The DRA driver name this instance registered under."""
+        return self._driver_name
+
+    @property
+    def endpoint(self) -> str:
+        """The DRA service socket path."""
+        return self._endpoint
+
+    @property
+    def connected(self) -> bool:
+        """Whether the channel currently has a ready connection."""
+        with self._lock:
+            return self._connected
+
+    def _on_state(self, state: grpc.ChannelConnectivity) -> None:
+        connected = state == grpc.ChannelConnectivity.READY
+        with self._lock:
+            if self._closed:
+                return
+            changed = connected != self._connected
+            self._connected = connected
+        if state == grpc.ChannelConnectivity.IDLE:
+            self._request_connect()
+        if changed and self._on_connected is not None:
+            self._on_connected(connected)
+
+    def _request_connect(self) -> None:
+        """Ask gRPC to reconnect after a connection ended (upstream: ``go conn.Connect()``)."""
+
+        def kick(_: grpc.ChannelConnectivity) -> None:
+            return None
+
+        try:
+            self.channel.subscribe(kick, try_to_connect=True)
+            self.channel.unsubscribe(kick)
+        except ValueError:  # channel already closed
+            return
+
+    def close(self) -> None:
+        """Close the channel; the instance is unusable afterwards."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._connected = False
+        with contextlib.suppress(ValueError):
+            self.channel.unsubscribe(self._on_state)
+        self.channel.close()
+
+    def node_prepare_resources(self, claims: Sequence[ClaimRef]) -> Mapping[str, PrepareResult | None]:
+        """NodePrepareResources; the reply is keyed by claim UID."""
+        return self._call(
+            "NodePrepareResources",
+            claims,
+            conversion.prepare_request,
+            conversion.prepare_response,
+            conversion.prepare_json,
+        )
+
+    def node_unprepare_resources(self, claims: Sequence[ClaimRef]) -> Mapping[str, UnprepareResult | None]:
+        """NodeUnprepareResources; the reply is keyed by claim UID."""
+        return self._call(
+            "NodeUnprepareResources",
+            claims,
+            conversion.unprepare_request,
+            conversion.unprepare_response,
+            conversion.unprepare_json,
+        )
+
+    def _call(
+        self,
+        method: str,
+        claims: Sequence[ClaimRef],
+        encode: Callable[[str, Sequence[ClaimRef]], bytes],
+        decode: Callable[[str, bytes], dict[str, T]],
+        to_json: Callable[[Mapping[str, T]], dict[str, Any]],
+    ) -> dict[str, T]:
+        path = conversion.method_path(self.service, method)
+        request = encode(self.service, claims)
+        callable_ = self.channel.unary_unary(path, request_serializer=None, response_deserializer=None)
+        start = time.monotonic()
+        try:
+            raw = callable_(request, timeout=self._clock.scaled(self.call_timeout))
+        except grpc.RpcError as exc:
+            error = rpc_error_from(exc)
+            self._observe(path, code=error.code, start=start, claims=claims, response=None, error=str(error))
+            raise error from None
+        result = decode(self.service, bytes(raw))
+        self._observe(path, code="OK", start=start, claims=claims, response=to_json(result), error=None)
+        return result
+
+    def _observe(
+        self,
+        path: str,
+        *,
+        code: str,
+        start: float,
+        claims: Sequence[ClaimRef],
+        response: dict[str, Any] | None,
+        error: str | None,
+    ) -> None:
+        duration = time.monotonic() - start
+        if self._metrics is not None:
+            self._metrics.observe(
+                GRPC_METRIC, duration, driver_name=self._driver_name, method_name=path, grpc_status_code=code
+            )
+        self._recorder.record(
+            "rpc",
+            side="kubelet",
+            driver=self._driver_name,
+            endpoint=self._endpoint,
+            method=path,
+            request=conversion.claims_json(claims),
+            response=response,
+            code=code,
+            error=error,
+            duration=duration,
+        )

@@ -1,0 +1,176 @@
+"""Protobuf <-> :mod:`drasim.values` for the DRA plugin API (v1 and v1beta1).
+
+v1beta1 messages are v1 without ``Device.share_id``; the kubelet wraps a v1beta1
+client so that the rest of it sees v1 types (upstream ``V1Beta1ClientWrapper``).
+Here the same happens by converting both versions into the same plain values.
+
+A reply map entry without a value (a Go ``nil``) cannot be told apart from an empty
+message after protobuf parsing, so :func:`nil_map_keys` reads the raw bytes.
+Journal payloads are JSON-ready dicts keyed by the proto field names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from drasim._proto.dra.v1 import api_pb2 as v1
+from drasim._proto.dra.v1beta1 import api_pb2 as v1beta1
+from drasim.values import ClaimRef, Device, PrepareResult, UnprepareResult
+
+V1_SERVICE = "v1.DRAPlugin"
+V1BETA1_SERVICE = "v1beta1.DRAPlugin"
+
+#: proto package of each DRA service name a plugin may advertise.
+SERVICE_PACKAGES = {
+    V1_SERVICE: "k8s.io.kubelet.pkg.apis.dra.v1",
+    V1BETA1_SERVICE: "k8s.io.kubelet.pkg.apis.dra.v1beta1",
+}
+
+
+def method_path(service: str, method: str) -> str:
+    """Full gRPC method path, e.g. ``/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources``."""
+    return f"/{SERVICE_PACKAGES[service]}.DRAPlugin/{method}"
+
+
+def _module(service: str) -> Any:
+    return v1 if service == V1_SERVICE else v1beta1
+
+
+def prepare_request(service: str, claims: Sequence[ClaimRef]) -> bytes:
+    """Serialized NodePrepareResourcesRequest."""
+    pb = _module(service)
+    msg = pb.NodePrepareResourcesRequest(claims=[_claim(pb, c) for c in claims])
+    return bytes(msg.SerializeToString())
+
+
+def unprepare_request(service: str, claims: Sequence[ClaimRef]) -> bytes:
+    """Serialized NodeUnprepareResourcesRequest."""
+    pb = _module(service)
+    msg = pb.NodeUnprepareResourcesRequest(claims=[_claim(pb, c) for c in claims])
+    return bytes(msg.SerializeToString())
+
+
+def _claim(pb: Any, claim: ClaimRef) -> Any:
+    return pb.Claim(namespace=claim.namespace, uid=claim.uid, name=claim.name)
+
+
+def prepare_response(service: str, data: bytes) -> dict[str, PrepareResult | None]:
+    """Parse a NodePrepareResourcesResponse; nil map values become ``None``."""
+    pb = _module(service)
+    msg = pb.NodePrepareResourcesResponse.FromString(data)
+    nil = nil_map_keys(data)
+    out: dict[str, PrepareResult | None] = {}
+    for uid, result in msg.claims.items():
+        if uid in nil:
+            out[uid] = None
+            continue
+        devices = tuple(_device(service, d) for d in result.devices)
+        out[uid] = PrepareResult(devices=devices, error=result.error)
+    return out
+
+
+def _device(service: str, dev: Any) -> Device:
+    share_id = dev.share_id if service == V1_SERVICE and dev.HasField("share_id") else None
+    return Device(
+        pool_name=dev.pool_name,
+        device_name=dev.device_name,
+        # An empty repeated field is a nil slice in Go, which the checkpoint writes as null.
+        request_names=tuple(dev.request_names) or None,
+        cdi_device_ids=tuple(dev.cdi_device_ids) or None,
+        share_id=share_id,
+    )
+
+
+def unprepare_response(service: str, data: bytes) -> dict[str, UnprepareResult | None]:
+    """Parse a NodeUnprepareResourcesResponse; nil map values become ``None``."""
+    pb = _module(service)
+    msg = pb.NodeUnprepareResourcesResponse.FromString(data)
+    nil = nil_map_keys(data)
+    return {uid: None if uid in nil else UnprepareResult(error=r.error) for uid, r in msg.claims.items()}
+
+
+def _varint(data: bytes, pos: int) -> tuple[int, int]:
+    result = shift = 0
+    while True:
+        if pos >= len(data):
+            msg = "truncated varint"
+            raise ValueError(msg)
+        byte = data[pos]
+        pos += 1
+        result |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return result, pos
+        shift += 7
+
+
+def _fields(data: bytes) -> list[tuple[int, int, bytes | int]]:
+    """(field number, wire type, payload) for every field of one message."""
+    out: list[tuple[int, int, bytes | int]] = []
+    pos = 0
+    while pos < len(data):
+        tag, pos = _varint(data, pos)
+        number, wire = tag >> 3, tag & 7
+        if wire == 0:
+            value, pos = _varint(data, pos)
+            out.append((number, wire, value))
+        elif wire == 1:
+            pos += 8
+        elif wire == 2:
+            length, pos = _varint(data, pos)
+            out.append((number, wire, data[pos : pos + length]))
+            pos += length
+        elif wire == 5:
+            pos += 4
+        else:
+            msg = f"unsupported wire type {wire}"
+            raise ValueError(msg)
+    return out
+
+
+def nil_map_keys(data: bytes) -> set[str]:
+    """Keys of the ``claims`` map (field 1) whose entry carries no value (field 2)."""
+    keys: set[str] = set()
+    for number, wire, payload in _fields(data):
+        if number != 1 or wire != 2 or not isinstance(payload, bytes):
+            continue
+        entry = _fields(payload)
+        key = next((p for n, w, p in entry if n == 1 and w == 2 and isinstance(p, bytes)), b"")
+        if not any(n == 2 for n, _, _ in entry):
+            keys.add(key.decode("utf-8", errors="replace"))
+    return keys
+
+
+def claims_json(claims: Sequence[ClaimRef]) -> dict[str, Any]:
+    """Journal form of a prepare/unprepare request."""
+    return {"claims": [{"namespace": c.namespace, "uid": c.uid, "name": c.name} for c in claims]}
+
+
+def device_json(device: Device) -> dict[str, Any]:
+    """Journal form of one device; ``share_id`` only when set."""
+    out: dict[str, Any] = {
+        "request_names": None if device.request_names is None else list(device.request_names),
+        "pool_name": device.pool_name,
+        "device_name": device.device_name,
+        "cdi_device_ids": None if device.cdi_device_ids is None else list(device.cdi_device_ids),
+    }
+    if device.share_id is not None:
+        out["share_id"] = device.share_id
+    return out
+
+
+def prepare_json(results: Mapping[str, PrepareResult | None]) -> dict[str, Any]:
+    """Journal form of a NodePrepareResources reply."""
+    claims: dict[str, Any] = {}
+    for uid, result in results.items():
+        claims[uid] = (
+            None
+            if result is None
+            else {"devices": [device_json(d) for d in result.devices], "error": result.error}
+        )
+    return {"claims": claims}
+
+
+def unprepare_json(results: Mapping[str, UnprepareResult | None]) -> dict[str, Any]:
+    """Journal form of a NodeUnprepareResources reply."""
+    return {"claims": {uid: None if r is None else {"error": r.error} for uid, r in results.items()}}

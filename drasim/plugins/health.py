@@ -1,0 +1,179 @@
+"""Device-health stream client (KEP-4680; upstream ``dra_plugin_manager.go`` health goroutine).
+
+For each registered instance that advertises a health service, a thread keeps a
+``NodeWatchResources`` server stream open and hands every response, as plain
+values, to a callback. When the stream ends or fails it is re-opened after 5 s
+(nominal; ``wait.UntilWithContext`` upstream). ``Unimplemented`` stops it for good,
+and deregistration cancels it. The service choice is the 1.37-dev
+``pickHealthService``: v1 if advertised, else v1alpha1, else no stream.
+
+Values are delivered raw: the kubelet side (``HandleWatchResourcesStream``) maps
+a missing timeout to 30 s and truncates messages.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+
+from drasim._proto.drahealth.v1 import api_pb2 as health_v1
+from drasim._proto.drahealth.v1alpha1 import api_pb2 as health_v1alpha1
+from drasim.interfaces import Clock, NullRecorder, Recorder
+from drasim.plugins.client import go_code_name
+
+HEALTH_V1 = "v1.DRAResourceHealth"
+HEALTH_V1ALPHA1 = "v1alpha1.DRAResourceHealth"
+
+#: upstream re-open period of the health stream.
+HEALTH_RETRY_PERIOD = 5.0
+
+_HEALTH_NAMES = {1: "Healthy", 2: "Unhealthy"}
+
+
+@dataclass(frozen=True)
+class DeviceHealthReport:
+    """One ``DeviceHealth`` entry of a ``NodeWatchResourcesResponse``.
+
+    ``health`` is ``Healthy``, ``Unhealthy`` or ``Unknown`` (upstream ``state.DeviceHealthStatus``).
+    """
+
+    pool_name: str
+    device_name: str
+    health: str
+    last_updated_time: int = 0
+    health_check_timeout_seconds: int = 0
+    message: str = ""
+
+
+#: Receives ``(driver_name, devices)`` for each stream response.
+HealthCallback = Callable[[str, tuple[DeviceHealthReport, ...]], None]
+
+
+def pick_health_service(supported_services: Sequence[str]) -> str:
+    """The health service to use: v1, else v1alpha1, else ``""`` (upstream ``pickHealthService``)."""
+    for candidate in (HEALTH_V1, HEALTH_V1ALPHA1):
+        if candidate in supported_services:
+            return candidate
+    return ""
+
+
+def _module(service: str) -> Any:
+    return health_v1 if service == HEALTH_V1 else health_v1alpha1
+
+
+def convert_response(message: Any) -> tuple[DeviceHealthReport, ...]:
+    """Plain values from a v1 or v1alpha1 ``NodeWatchResourcesResponse``."""
+    return tuple(
+        DeviceHealthReport(
+            pool_name=d.device.pool_name,
+            device_name=d.device.device_name,
+            health=_HEALTH_NAMES.get(int(d.health), "Unknown"),
+            last_updated_time=int(d.last_updated_time),
+            health_check_timeout_seconds=int(d.health_check_timeout_seconds),
+            message=d.message,
+        )
+        for d in message.devices
+    )
+
+
+class HealthStream:
+    """Keeps one health stream open against a plugin instance's channel until stopped."""
+
+    def __init__(
+        self,
+        channel: grpc.Channel,
+        driver_name: str,
+        endpoint: str,
+        service: str,
+        callback: HealthCallback,
+        *,
+        clock: Clock,
+        recorder: Recorder | None = None,
+        retry_period: float = HEALTH_RETRY_PERIOD,
+    ) -> None:
+        self._channel = channel
+        self.driver_name = driver_name
+        self.endpoint = endpoint
+        self.service = service
+        self._callback = callback
+        self._clock = clock
+        self._recorder = recorder or NullRecorder()
+        self._retry_period = retry_period
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._call: Any = None
+        self.opened = 0
+        self._thread = threading.Thread(target=self._run, name=f"health-{driver_name}", daemon=True)
+
+    @property
+    def path(self) -> str:
+        """Full method path, e.g. ``/v1.DRAResourceHealth/NodeWatchResources``."""
+        return f"/{self.service}/NodeWatchResources"
+
+    def start(self) -> None:
+        """Start the background thread."""
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Cancel the stream and wait for the thread to end."""
+        self._stop.set()
+        with self._lock:
+            call = self._call
+        if call is not None:
+            call.cancel()
+        if self._thread.is_alive() and threading.current_thread() is not self._thread:
+            self._thread.join(timeout)
+
+    @property
+    def running(self) -> bool:
+        """Whether the thread is still alive (False after Unimplemented or stop)."""
+        return self._thread.is_alive()
+
+    def _run(self) -> None:
+        pb = _module(self.service)
+        open_stream = self._channel.unary_stream(
+            self.path,
+            request_serializer=pb.NodeWatchResourcesRequest.SerializeToString,
+            response_deserializer=pb.NodeWatchResourcesResponse.FromString,
+        )
+        while not self._stop.is_set():
+            code = self._one_stream(open_stream, pb)
+            if code == "Unimplemented" or self._stop.is_set():
+                break
+            self._stop.wait(self._clock.scaled(self._retry_period))
+
+    def _one_stream(self, open_stream: Any, pb: Any) -> str:
+        call = open_stream(pb.NodeWatchResourcesRequest())
+        with self._lock:
+            self._call = call
+            self.opened += 1
+        if self._stop.is_set():
+            call.cancel()
+        code, error = "OK", None
+        try:
+            for response in call:
+                self._callback(self.driver_name, convert_response(response))
+        except grpc.RpcError as exc:
+            code_fn = getattr(exc, "code", None)
+            code = go_code_name(code_fn() if callable(code_fn) else None)
+            error = str(exc)
+        except Exception as exc:  # a failing callback ends this stream; it is re-opened later
+            call.cancel()
+            code, error = "Unknown", f"health callback failed: {exc!r}"
+        finally:
+            with self._lock:
+                self._call = None
+        self._recorder.record(
+            "kubelet",
+            event="health-stream-ended",
+            driver=self.driver_name,
+            endpoint=self.endpoint,
+            method=self.path,
+            code=code,
+            error=error,
+        )
+        return code
