@@ -1,0 +1,146 @@
+"""Watch streams: one queue per watcher, fed by the store under its lock so events stay in order."""
+
+from __future__ import annotations
+
+import queue
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from drasim.apiserver.kinds import ResourceType
+
+ADDED = "ADDED"
+MODIFIED = "MODIFIED"
+DELETED = "DELETED"
+BOOKMARK = "BOOKMARK"
+ERROR = "ERROR"
+
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+
+
+@dataclass(frozen=True)
+class WatchEvent:
+    """One event of a watch stream, shaped as the REST API sends it."""
+
+    type: str
+    object: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"type": ..., "object": ...}``."""
+        return {"type": self.type, "object": self.object}
+
+    @property
+    def resource_version(self) -> str:
+        """The object's ``metadata.resourceVersion``."""
+        return str(self.object.get("metadata", {}).get("resourceVersion", ""))
+
+
+def bookmark(
+    rtype: ResourceType, api_version: str, resource_version: int, *, initial_end: bool
+) -> WatchEvent:
+    """A BOOKMARK event; with ``initial_end`` it marks the end of a watch-list's initial events."""
+    meta: dict[str, Any] = {"resourceVersion": str(resource_version)}
+    if initial_end:
+        meta["annotations"] = {INITIAL_EVENTS_END: "true"}
+    return WatchEvent(BOOKMARK, {"kind": rtype.kind, "apiVersion": api_version, "metadata": meta})
+
+
+class Watch:
+    """A live watch: iterate it, or call :meth:`next` with a timeout; :meth:`stop` ends it.
+
+    The store calls :meth:`offer` under its lock for every write, so events arrive in
+    resourceVersion order. ``drop_after`` (from a dropWatch fault) ends the stream
+    after that many events, as a dropped connection would.
+    """
+
+    def __init__(
+        self,
+        rtype: ResourceType,
+        namespace: str,
+        matches: Callable[[Mapping[str, Any]], bool],
+        render: Callable[[dict[str, Any]], dict[str, Any]],
+        *,
+        drop_after: int | None = None,
+        on_stop: Callable[[Watch], None] | None = None,
+    ) -> None:
+        self.rtype = rtype
+        self.namespace = namespace
+        self._matches = matches
+        self._render = render
+        self._queue: queue.SimpleQueue[WatchEvent | None] = queue.SimpleQueue()
+        self._remaining = drop_after
+        self._on_stop = on_stop
+        self.stopped = False
+        self.dropped = False
+
+    def _in_scope(self, obj: Mapping[str, Any]) -> bool:
+        if self.namespace and obj.get("metadata", {}).get("namespace", "") != self.namespace:
+            return False
+        return self._matches(obj)
+
+    def offer(self, kind: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+        """Translate a store change into this watcher's event, honouring its selectors."""
+        if self.stopped:
+            return
+        now_in = self._in_scope(obj)
+        was_in = old is not None and self._in_scope(old)
+        if kind == MODIFIED:
+            if now_in and not was_in:
+                kind = ADDED
+            elif was_in and not now_in:
+                kind = DELETED
+            elif not now_in:
+                return
+        elif not now_in:
+            return
+        self.push(WatchEvent(kind, self._render(obj)))
+
+    def push(self, event: WatchEvent) -> None:
+        """Queue an event as is (initial events, bookmarks, errors)."""
+        if self.stopped:
+            return
+        if self._remaining is not None:
+            if self._remaining <= 0:
+                self.drop()
+                return
+            self._remaining -= 1
+        self._queue.put(event)
+        if self._remaining == 0:
+            self.drop()
+
+    def drop(self) -> None:
+        """End the stream as a dropped connection (a dropWatch fault) would."""
+        self.dropped = True
+        self.stop()
+
+    def stop(self) -> None:
+        """End the stream; a consumer blocked in :meth:`next` wakes up with ``None``."""
+        if self.stopped:
+            return
+        self.stopped = True
+        self._queue.put(None)
+        if self._on_stop is not None:
+            self._on_stop(self)
+
+    def next(self, timeout: float | None = None) -> WatchEvent | None:
+        """The next event, or ``None`` when the watch ended or ``timeout`` seconds passed."""
+        try:
+            event = self._queue.get(timeout=timeout)
+        except queue.Empty:
+            return None
+        if event is None:
+            self._queue.put(None)  # keep reporting the end to later callers
+        return event
+
+    def __iter__(self) -> Iterator[WatchEvent]:
+        while True:
+            event = self.next()
+            if event is None:
+                return
+            yield event
+
+    def __enter__(self) -> Watch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
