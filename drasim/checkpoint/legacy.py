@@ -28,6 +28,7 @@ __all__ = [
     "decode_legacy",
     "encode_legacy",
     "fnv1a_32",
+    "legacy_entry_to_json",
     "spew_dump",
 ]
 
@@ -158,7 +159,10 @@ def legacy_checksum(
     return fnv1a_32(spew_dump(version, entries, layout).encode("utf-8"))
 
 
-def _entry_json(entry: LegacyClaimInfoState, layout: LegacyLayout) -> dict[str, Any]:
+def legacy_entry_to_json(
+    entry: LegacyClaimInfoState, layout: LegacyLayout = LegacyLayout.V1_30
+) -> dict[str, Any]:
+    """One legacy entry as JSON-ready dicts, keys in Go field order (``ResourceHandles`` per layout)."""
     pods: dict[str, dict[str, Any]] | None = None
     if entry.pod_uids is not None:
         pods = {uid: {} for uid in sorted(entry.pod_uids)}
@@ -201,7 +205,7 @@ def encode_legacy(
     """
     document: dict[str, Any] = {"version": version}
     if entries:
-        document["entries"] = [_entry_json(e, layout) for e in entries]
+        document["entries"] = [legacy_entry_to_json(e, layout) for e in entries]
     document["checksum"] = legacy_checksum(version, entries, layout)
     return gojson.go_marshal(document).encode("utf-8")
 

@@ -1,0 +1,148 @@
+"""The ``dra_manager_state`` file: load, verify and atomically replace it.
+
+Mirrors the kubelet's checkpointer (pkg/kubelet/cm/dra/state/checkpointer.go) on top
+of its file store (pkg/kubelet/util/store/filestore.go): every write replaces the
+whole file through a temporary file named ``.<random>`` in the same directory,
+written, fsynced and renamed over the target (mode 0600, as Go's ``os.CreateTemp``).
+drasim also fsyncs the directory afterwards so that the rename itself is durable.
+
+Only :mod:`pathlib`, :mod:`os` and :mod:`tempfile` touch the disk, so the store works
+under pyfakefs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from drasim.checkpoint import codec
+from drasim.checkpoint.codec import CheckpointFormat, DecodedCheckpoint
+from drasim.errors import CheckpointError, CorruptCheckpointError
+from drasim.interfaces import NullRecorder, Recorder
+from drasim.kubelet.state import ClaimInfoState
+
+__all__ = ["DRA_MANAGER_STATE_FILE", "FileCheckpointStore"]
+
+#: The checkpoint's file name in the kubelet root directory (``draManagerStateFileName``).
+DRA_MANAGER_STATE_FILE = "dra_manager_state"
+
+_LEGACY_ADVICE = (
+    "legacy 1.26-1.30 checkpoint format ({variant} layout): a kubelet 1.31 or later cannot load it "
+    "and refuses to start; drain the node and remove the file"
+)
+
+
+class FileCheckpointStore:
+    """A :class:`~drasim.interfaces.CheckpointStore` backed by one file at ``path``.
+
+    ``write_share_id`` selects whether devices are written with the 1.35+ ``ShareID``
+    key (the default, as today's kubelet) or without it (1.31-1.34). Each write is
+    reported to ``recorder`` as a ``checkpoint`` event.
+    """
+
+    def __init__(
+        self, path: str | os.PathLike[str], *, recorder: Recorder | None = None, write_share_id: bool = True
+    ) -> None:
+        self.path = Path(path)
+        self.write_share_id = write_share_id
+        self._recorder: Recorder = recorder if recorder is not None else NullRecorder()
+        self._lock = threading.Lock()
+
+    def load(self, *, verify: bool = True) -> DecodedCheckpoint:
+        """Read and decode the file (either format) for inspection.
+
+        Raises :class:`CheckpointError` when it cannot be read (including a missing
+        file) and :class:`CorruptCheckpointError`, naming the file, when it is bad.
+        """
+        with self._lock:
+            try:
+                blob = self._read()
+            except FileNotFoundError:
+                raise CheckpointError(f"{self.path}: no such file") from None
+            return self._decode(blob, verify=verify)
+
+    def get_or_create(self) -> list[ClaimInfoState]:
+        """The checkpointed claims; a missing file is created with a ``null`` list (``GetOrCreate``).
+
+        A legacy-format or damaged file raises :class:`CorruptCheckpointError`: the
+        kubelet fails to start on it.
+        """
+        with self._lock:
+            try:
+                blob = self._read()
+            except FileNotFoundError:
+                self._write(None)
+                return []
+            decoded = self._decode(blob, verify=True)
+            if decoded.format is CheckpointFormat.LEGACY:
+                raise CorruptCheckpointError(
+                    f"{self.path}: " + _LEGACY_ADVICE.format(variant=decoded.variant)
+                )
+            return decoded.entries
+
+    def store(self, entries: Sequence[ClaimInfoState]) -> None:
+        """Atomically replace the file with ``entries`` (``syncToCheckpoint``)."""
+        with self._lock:
+            self._write(list(entries))
+
+    def _read(self) -> bytes:
+        try:
+            return self.path.read_bytes()
+        except FileNotFoundError:
+            raise
+        except OSError as err:
+            raise CheckpointError(f"{self.path}: cannot read checkpoint: {err.strerror or err}") from None
+
+    def _decode(self, blob: bytes, *, verify: bool) -> DecodedCheckpoint:
+        try:
+            return codec.decode(blob, verify=verify)
+        except CorruptCheckpointError as err:
+            raise CorruptCheckpointError(f"{self.path}: {err}") from None
+
+    def _write(self, entries: list[ClaimInfoState] | None) -> None:
+        blob = codec.encode(entries, share_id=self.write_share_id)
+        try:
+            _atomic_write(self.path, blob)
+        except OSError as err:
+            raise CheckpointError(f"{self.path}: cannot write checkpoint: {err.strerror or err}") from None
+        items = [
+            codec.entry_to_json(e, share_id=self.write_share_id)
+            for e in sorted(entries or [], key=codec.entry_sort_key)
+        ]
+        self._recorder.record("checkpoint", path=str(self.path), entries=items, size=len(blob))
+
+
+def _atomic_write(path: Path, blob: bytes) -> None:
+    """Write ``blob`` to ``path`` via ``.<random>`` in the same directory, fsync, rename, fsync dir."""
+    directory = path.parent
+    directory.mkdir(parents=True, exist_ok=True)
+    fd, temp_name = tempfile.mkstemp(prefix=".", dir=directory)
+    temp = Path(temp_name)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(blob)
+            handle.flush()
+            os.fsync(handle.fileno())
+        temp.replace(path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            temp.unlink()
+        raise
+    _fsync_directory(directory)
+
+
+def _fsync_directory(directory: Path) -> None:
+    """Make the rename durable; some file systems cannot open directories, which is fine."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        with contextlib.suppress(OSError):
+            os.fsync(fd)
+    finally:
+        os.close(fd)
