@@ -1,0 +1,263 @@
+"""The result model: what the runner fills in and every renderer reads.
+
+Plain dataclasses of JSON-ready values. The runner builds one
+:class:`ScenarioResult` per scenario (with a :class:`FailureInfo` when it did not
+pass) and one :class:`RunReport` for the whole run, then hands them to the
+renderers in :mod:`drasim.report`. ``to_dict``/``from_dict`` give the JSON form
+(camelCase keys) used by the JSON report.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+from dataclasses import dataclass, field
+from typing import Any, Literal, cast
+
+from drasim import __version__
+from drasim.report.diff import unified_diff
+
+Status = Literal["passed", "failed", "error", "skipped"]
+STATUSES: tuple[Status, ...] = ("passed", "failed", "error", "skipped")
+
+
+@dataclass
+class FailureInfo:
+    """Why a scenario failed (an expectation did not hold) or errored (something broke).
+
+    ``similar_events`` and ``journal_tail`` are journal events (dicts); renderers
+    print them with :func:`drasim.journal.describe_event`. ``diff`` is a unified
+    diff of ``expected`` vs ``actual``; :meth:`build` fills it in.
+    """
+
+    message: str
+    step_index: int | None = None
+    step_text: str = ""
+    expected: Any = None
+    actual: Any = None
+    diff: str = ""
+    similar_events: list[dict[str, Any]] = field(default_factory=list)
+    journal_tail: list[dict[str, Any]] = field(default_factory=list)
+    reproduce: str = ""
+
+    @classmethod
+    def build(
+        cls,
+        message: str,
+        *,
+        step_index: int | None = None,
+        step_text: str = "",
+        expected: Any = None,
+        actual: Any = None,
+        similar_events: list[dict[str, Any]] | None = None,
+        journal_tail: list[dict[str, Any]] | None = None,
+        reproduce: str = "",
+    ) -> FailureInfo:
+        """A FailureInfo whose ``diff`` is computed when ``expected`` or ``actual`` is given."""
+        has_values = expected is not None or actual is not None
+        return cls(
+            message=message,
+            step_index=step_index,
+            step_text=step_text,
+            expected=expected,
+            actual=actual,
+            diff=unified_diff(expected, actual) if has_values else "",
+            similar_events=list(similar_events or []),
+            journal_tail=list(journal_tail or []),
+            reproduce=reproduce,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {
+            "message": self.message,
+            "stepIndex": self.step_index,
+            "stepText": self.step_text,
+            "expected": self.expected,
+            "actual": self.actual,
+            "diff": self.diff,
+            "similarEvents": self.similar_events,
+            "journalTail": self.journal_tail,
+            "reproduce": self.reproduce,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FailureInfo:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            message=str(data.get("message", "")),
+            step_index=data.get("stepIndex"),
+            step_text=str(data.get("stepText", "")),
+            expected=data.get("expected"),
+            actual=data.get("actual"),
+            diff=str(data.get("diff", "")),
+            similar_events=list(data.get("similarEvents") or []),
+            journal_tail=list(data.get("journalTail") or []),
+            reproduce=str(data.get("reproduce", "")),
+        )
+
+
+@dataclass
+class ScenarioResult:
+    """The outcome of one scenario.
+
+    ``file`` is the scenario file path as the user gave it and ``line`` the line its
+    document starts on. ``journal`` holds the scenario's journal events;
+    ``stdout``/``stderr`` the output of a driver process (if one was started);
+    ``artifacts`` maps a label to a file path kept after the run.
+    """
+
+    name: str
+    status: Status
+    file: str = ""
+    line: int = 0
+    description: str = ""
+    tags: list[str] = field(default_factory=list)
+    duration: float = 0.0
+    skip_reason: str = ""
+    failure: FailureInfo | None = None
+    journal: list[dict[str, Any]] = field(default_factory=list)
+    stdout: str = ""
+    stderr: str = ""
+    artifacts: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            msg = f"scenario status must be one of {', '.join(STATUSES)}; got {self.status!r}"
+            raise ValueError(msg)
+
+    @property
+    def location(self) -> str:
+        """``file:line`` (or just the file, or ``""``)."""
+        if self.file and self.line:
+            return f"{self.file}:{self.line}"
+        return self.file
+
+    @property
+    def folder(self) -> str:
+        """The scenario's folder as a dotted name (``scenarios/conformance`` -> ``scenarios.conformance``)."""
+        parent = os.path.dirname(self.file.replace("\\", "/"))
+        parts = [p for p in parent.split("/") if p not in ("", ".")]
+        return ".".join(parts) or "drasim"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {
+            "name": self.name,
+            "status": self.status,
+            "file": self.file,
+            "line": self.line,
+            "description": self.description,
+            "tags": list(self.tags),
+            "duration": self.duration,
+            "skipReason": self.skip_reason,
+            "failure": self.failure.to_dict() if self.failure else None,
+            "journal": self.journal,
+            "stdout": self.stdout,
+            "stderr": self.stderr,
+            "artifacts": dict(self.artifacts),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ScenarioResult:
+        """Inverse of :meth:`to_dict`."""
+        failure = data.get("failure")
+        return cls(
+            name=str(data["name"]),
+            status=cast("Status", data["status"]),
+            file=str(data.get("file", "")),
+            line=int(data.get("line") or 0),
+            description=str(data.get("description", "")),
+            tags=[str(t) for t in data.get("tags") or []],
+            duration=float(data.get("duration") or 0.0),
+            skip_reason=str(data.get("skipReason", "")),
+            failure=FailureInfo.from_dict(failure) if isinstance(failure, dict) else None,
+            journal=list(data.get("journal") or []),
+            stdout=str(data.get("stdout", "")),
+            stderr=str(data.get("stderr", "")),
+            artifacts={str(k): str(v) for k, v in (data.get("artifacts") or {}).items()},
+        )
+
+
+@dataclass
+class RunEnvironment:
+    """What the scenarios ran against."""
+
+    driver: str = "fake"
+    backend: str = "memory"
+    time_scale: float = 1.0
+    extra: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {
+            "driver": self.driver,
+            "backend": self.backend,
+            "timeScale": self.time_scale,
+            "extra": self.extra,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunEnvironment:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            driver=str(data.get("driver", "")),
+            backend=str(data.get("backend", "")),
+            time_scale=float(data.get("timeScale", 1.0)),
+            extra={str(k): str(v) for k, v in (data.get("extra") or {}).items()},
+        )
+
+
+def utc_now_iso() -> str:
+    """The current UTC time, ISO-8601 with seconds (``2026-12-02T13:11:02Z``)."""
+    now = datetime.datetime.now(datetime.UTC).replace(microsecond=0)
+    return now.isoformat().replace("+00:00", "Z")
+
+
+@dataclass
+class RunReport:
+    """A whole run: the results in the order they should be shown, plus where and when."""
+
+    results: list[ScenarioResult] = field(default_factory=list)
+    started_at: str = field(default_factory=utc_now_iso)
+    duration: float = 0.0
+    drasim_version: str = __version__
+    environment: RunEnvironment = field(default_factory=RunEnvironment)
+
+    def count(self, status: Status) -> int:
+        """How many results have ``status``."""
+        return sum(1 for r in self.results if r.status == status)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """``{"passed": n, "failed": n, "error": n, "skipped": n, "total": n}``."""
+        counts: dict[str, int] = {s: self.count(s) for s in STATUSES}
+        counts["total"] = len(self.results)
+        return counts
+
+    @property
+    def ok(self) -> bool:
+        """No scenario failed or errored (the CLI exits 0)."""
+        return self.count("failed") == 0 and self.count("error") == 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (without ``reportVersion``; see :mod:`drasim.report.json_report`)."""
+        return {
+            "drasimVersion": self.drasim_version,
+            "startedAt": self.started_at,
+            "duration": self.duration,
+            "environment": self.environment.to_dict(),
+            "summary": self.counts,
+            "results": [r.to_dict() for r in self.results],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunReport:
+        """Inverse of :meth:`to_dict` (``summary`` is recomputed, not read)."""
+        return cls(
+            results=[ScenarioResult.from_dict(r) for r in data.get("results") or []],
+            started_at=str(data.get("startedAt", "")),
+            duration=float(data.get("duration") or 0.0),
+            drasim_version=str(data.get("drasimVersion", "")),
+            environment=RunEnvironment.from_dict(data.get("environment") or {}),
+        )

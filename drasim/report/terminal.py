@@ -1,0 +1,163 @@
+"""The terminal report: a line per scenario as it finishes, a table, failure details, a summary.
+
+:class:`TerminalReporter` streams (the runner calls ``scenario_started`` and
+``scenario_finished`` from any thread, then ``finish``); :func:`render_terminal`
+gives the same final text as a string. Colour is used only when the stream is a
+terminal and ``NO_COLOR`` is unset or empty (https://no-color.org).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from typing import TextIO
+
+from drasim.journal import describe_event
+from drasim.report.model import RunReport, ScenarioResult
+
+LABELS = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP"}
+_COLOURS = {"passed": "32", "failed": "31", "error": "31;1", "skipped": "33"}
+TAIL_LINES = 20
+"""At most this many driver output lines are shown per failure."""
+
+
+def use_colour(stream: TextIO) -> bool:
+    """Whether to colour output written to ``stream``."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def summary_line(report: RunReport) -> str:
+    """``3 passed, 1 failed, 0 skipped in 1.20s`` (``, N error(s)`` before ``in`` when any errored)."""
+    text = (
+        f"{report.count('passed')} passed, {report.count('failed')} failed, {report.count('skipped')} skipped"
+    )
+    errors = report.count("error")
+    if errors:
+        text += f", {errors} error" + ("s" if errors != 1 else "")
+    return f"{text} in {report.duration:.2f}s"
+
+
+def progress_line(result: ScenarioResult) -> str:
+    """``PASS name (0.12s)``; a skip shows its reason instead of the time."""
+    label = LABELS[result.status]
+    if result.status == "skipped":
+        return printable(
+            f"{label} {result.name}" + (f" ({result.skip_reason})" if result.skip_reason else "")
+        )
+    return printable(f"{label} {result.name} ({result.duration:.2f}s)")
+
+
+def results_table(results: list[ScenarioResult]) -> list[str]:
+    """An aligned STATUS / SCENARIO / TIME / LOCATION table."""
+    rows = [("STATUS", "SCENARIO", "TIME", "LOCATION")]
+    rows += [(LABELS[r.status], r.name, f"{r.duration:.2f}s", r.location) for r in results]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    return [
+        f"{row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]:>{widths[2]}}  {row[3]}".rstrip()
+        for row in rows
+    ]
+
+
+def failure_lines(result: ScenarioResult) -> list[str]:
+    """Everything a person needs to understand one failed or errored scenario."""
+    where = f" ({result.location})" if result.location else ""
+    lines = [f"___ {LABELS[result.status]} {result.name}{where} ___"]
+    failure = result.failure
+    if failure is None:
+        return [*lines, "(no failure details were recorded)"]
+    if failure.step_index is not None or failure.step_text:
+        index = "?" if failure.step_index is None else str(failure.step_index)
+        lines.append(f"Failing step {index}: {failure.step_text}".rstrip(": "))
+    lines += failure.message.splitlines() or [""]
+    if failure.diff:
+        lines.append("Expected vs actual:")
+        lines += _indent(failure.diff.splitlines())
+    if failure.similar_events:
+        lines.append("Similar events:")
+        lines += _indent([describe_event(e) for e in failure.similar_events])
+    if failure.journal_tail:
+        lines.append("Journal tail:")
+        lines += _indent([describe_event(e) for e in failure.journal_tail])
+    for title, text in (("Driver stdout", result.stdout), ("Driver stderr", result.stderr)):
+        if text.strip():
+            lines.append(f"{title} (last lines):")
+            lines += _indent(text.splitlines()[-TAIL_LINES:])
+    if failure.reproduce:
+        lines.append(f"Reproduce: {failure.reproduce}")
+    return lines
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters (ANSI escapes from a driver, say) shown as ``\\xNN``."""
+    return "".join(ch if ch == "\t" or (ch >= " " and ch != "\x7f") else f"\\x{ord(ch):02x}" for ch in text)
+
+
+def _indent(lines: list[str]) -> list[str]:
+    return ["  " + line for line in lines]
+
+
+def report_lines(report: RunReport) -> list[str]:
+    """The final part of the terminal report: table, failure details, summary line."""
+    lines = ["", *results_table(report.results)]
+    for result in report.results:
+        if result.status in ("failed", "error"):
+            lines += ["", *failure_lines(result)]
+    env = report.environment
+    lines += [
+        "",
+        f"drasim {report.drasim_version}: driver={env.driver} backend={env.backend} "
+        f"time-scale={env.time_scale:g}",
+        summary_line(report),
+    ]
+    return [printable(line) for line in lines]
+
+
+def render_terminal(report: RunReport, with_progress: bool = True) -> str:
+    """The whole terminal report as plain text (no colour)."""
+    lines = [progress_line(r) for r in report.results] if with_progress else []
+    return "\n".join(lines + report_lines(report)) + "\n"
+
+
+class TerminalReporter:
+    """Streams the terminal report to ``stream``; safe to call from several runner threads."""
+
+    def __init__(
+        self, stream: TextIO | None = None, colour: bool | None = None, verbose: bool = False
+    ) -> None:
+        self.stream = stream if stream is not None else sys.stdout
+        self.colour = use_colour(self.stream) if colour is None else colour
+        self.verbose = verbose
+        self._lock = threading.Lock()
+
+    def scenario_started(self, name: str, location: str = "") -> None:
+        """A scenario began; printed only when ``verbose`` (lines would interleave under ``-j``)."""
+        if self.verbose:
+            self._write(f"RUN  {name}" + (f" ({location})" if location else ""))
+
+    def scenario_finished(self, result: ScenarioResult) -> None:
+        """Print the scenario's progress line."""
+        line = progress_line(result)
+        if self.colour:
+            label = LABELS[result.status]
+            line = self._paint(label, result.status) + line[len(label) :]
+        self._write(line)
+
+    def finish(self, report: RunReport) -> None:
+        """Print the table, the failure details and the summary line."""
+        lines = report_lines(report)
+        if self.colour:
+            status = "passed" if report.ok else "failed"
+            lines[-1] = self._paint(lines[-1], status)
+        self._write("\n".join(lines))
+
+    def _paint(self, text: str, status: str) -> str:
+        return f"\x1b[{_COLOURS[status]}m{text}\x1b[0m"
+
+    def _write(self, text: str) -> None:
+        with self._lock:
+            self.stream.write(text + "\n")
+            self.stream.flush()
