@@ -1,0 +1,374 @@
+"""Typed, read-only views of the Pod and ResourceClaim fields the kubelet DRA manager reads.
+
+Kubernetes objects reach the kubelet as JSON-shaped dicts (camelCase keys, as the
+REST API serves them). This module pulls out exactly the fields that
+pkg/kubelet/cm/dra reads (see the reference, section 7.1) and checks their types,
+so that the manager works on small frozen values and a malformed object gets a
+specific error naming the object and the field instead of a traceback.
+
+Missing fields take Go's zero values (``""``, ``None`` for pointers, empty lists),
+which is how the kubelet sees them after decoding.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from drasim.errors import ConfigError, KubeletError
+
+__all__ = [
+    "ClaimView",
+    "ConsumerRef",
+    "ContainerClaim",
+    "ContainerView",
+    "ExtendedResourceClaimStatus",
+    "MalformedObjectError",
+    "OwnerRef",
+    "PodResourceClaim",
+    "PodView",
+    "RequestMapping",
+    "claim_view",
+    "container_view",
+    "is_dra_extended_resource_name",
+    "pod_view",
+    "quantity_is_zero",
+]
+
+
+class MalformedObjectError(KubeletError, ConfigError):
+    """A Pod or ResourceClaim dict does not have the shape the Kubernetes API defines."""
+
+
+@dataclass(frozen=True)
+class PodResourceClaim:
+    """One ``pod.spec.resourceClaims[]`` entry (``v1.PodResourceClaim``)."""
+
+    name: str
+    resource_claim_name: str | None = None
+    resource_claim_template_name: str | None = None
+
+
+@dataclass(frozen=True)
+class ContainerClaim:
+    """One ``container.resources.claims[]`` entry (``v1.ResourceClaim``)."""
+
+    name: str
+    request: str = ""
+
+
+@dataclass(frozen=True)
+class ContainerView:
+    """The parts of a container the DRA manager reads."""
+
+    name: str
+    claims: tuple[ContainerClaim, ...] = ()
+    # resources.requests: resource name -> quantity (string or number, as in JSON)
+    requests: tuple[tuple[str, str | int | float], ...] = ()
+
+
+@dataclass(frozen=True)
+class RequestMapping:
+    """``status.extendedResourceClaimStatus.requestMappings[]`` (``v1.ContainerExtendedResourceRequest``)."""
+
+    container_name: str
+    resource_name: str
+    request_name: str
+
+
+@dataclass(frozen=True)
+class ExtendedResourceClaimStatus:
+    """``pod.status.extendedResourceClaimStatus`` (``v1.PodExtendedResourceClaimStatus``)."""
+
+    resource_claim_name: str
+    request_mappings: tuple[RequestMapping, ...] = ()
+
+
+@dataclass(frozen=True)
+class PodView:
+    """The parts of a Pod the DRA manager reads."""
+
+    name: str
+    namespace: str
+    uid: str
+    resource_claims: tuple[PodResourceClaim, ...] = ()
+    # status.resourceClaimStatuses[]: (name, resourceClaimName or None)
+    claim_statuses: tuple[tuple[str, str | None], ...] = ()
+    extended_status: ExtendedResourceClaimStatus | None = None
+    pod_group_name: str | None = None
+    containers: tuple[ContainerView, ...] = ()
+
+    @property
+    def ref(self) -> str:
+        """``<namespace>/<name>``, as klog.KObj prints a pod."""
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True)
+class OwnerRef:
+    """One ``metadata.ownerReferences[]`` entry."""
+
+    api_version: str
+    kind: str
+    name: str
+    uid: str
+    controller: bool
+
+
+@dataclass(frozen=True)
+class ConsumerRef:
+    """One ``status.reservedFor[]`` entry (``ResourceClaimConsumerReference``)."""
+
+    api_group: str
+    resource: str
+    name: str
+    uid: str
+
+
+@dataclass(frozen=True)
+class ClaimView:
+    """The parts of a ResourceClaim the DRA manager reads."""
+
+    name: str
+    namespace: str
+    uid: str
+    owner_references: tuple[OwnerRef, ...] = ()
+    allocated: bool = False
+    # status.allocation.devices.results[].driver, in order, duplicates kept
+    result_drivers: tuple[str, ...] = ()
+    reserved_for: tuple[ConsumerRef, ...] = ()
+
+
+class _Reader:
+    """Walks one object, raising :class:`MalformedObjectError` with the field path on bad types."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+
+    def fail(self, path: str, expected: str, value: Any) -> MalformedObjectError:
+        return MalformedObjectError(
+            f"{self.what}: {path}: expected {expected}, got {type(value).__name__} {value!r}"
+        )
+
+    def obj(self, parent: Any, key: str, path: str) -> dict[str, Any] | None:
+        value = parent.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, dict):
+            raise self.fail(path, "an object", value)
+        return value
+
+    def items(self, parent: Any, key: str, path: str) -> list[dict[str, Any]]:
+        value = parent.get(key)
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            raise self.fail(path, "a list", value)
+        for index, item in enumerate(value):
+            if not isinstance(item, dict):
+                raise self.fail(f"{path}[{index}]", "an object", item)
+        return value
+
+    def opt_str(self, parent: Any, key: str, path: str) -> str | None:
+        value = parent.get(key)
+        if value is None or isinstance(value, str):
+            return value
+        raise self.fail(path, "a string", value)
+
+    def text(self, parent: Any, key: str, path: str) -> str:
+        return self.opt_str(parent, key, path) or ""
+
+
+def _metadata(reader: _Reader, obj: Any) -> tuple[str, str, str]:
+    if not isinstance(obj, dict):
+        raise reader.fail("(object)", "an object", obj)
+    meta = reader.obj(obj, "metadata", "metadata") or {}
+    return (
+        reader.text(meta, "name", "metadata.name"),
+        reader.text(meta, "namespace", "metadata.namespace"),
+        reader.text(meta, "uid", "metadata.uid"),
+    )
+
+
+def _describe(kind: str, obj: Any) -> str:
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    if isinstance(meta, dict):
+        return f"{kind} {meta.get('namespace') or ''}/{meta.get('name') or ''}"
+    return kind
+
+
+def container_view(raw: Any, what: str = "container") -> ContainerView:
+    """Read one container dict (``name``, ``resources.claims``, ``resources.requests``)."""
+    reader = _Reader(what)
+    if not isinstance(raw, dict):
+        raise reader.fail("(container)", "an object", raw)
+    resources = reader.obj(raw, "resources", "resources") or {}
+    claims = tuple(
+        ContainerClaim(
+            name=reader.text(claim, "name", f"resources.claims[{i}].name"),
+            request=reader.text(claim, "request", f"resources.claims[{i}].request"),
+        )
+        for i, claim in enumerate(reader.items(resources, "claims", "resources.claims"))
+    )
+    requests_raw = reader.obj(resources, "requests", "resources.requests") or {}
+    requests: list[tuple[str, str | int | float]] = []
+    for key, value in requests_raw.items():
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            raise reader.fail(f"resources.requests[{key}]", "a quantity", value)
+        requests.append((str(key), value))
+    return ContainerView(name=reader.text(raw, "name", "name"), claims=claims, requests=tuple(requests))
+
+
+def pod_view(pod: Any) -> PodView:
+    """Read a Pod dict; raises :class:`MalformedObjectError` naming the bad field."""
+    reader = _Reader(_describe("pod", pod))
+    name, namespace, uid = _metadata(reader, pod)
+    spec = reader.obj(pod, "spec", "spec") or {}
+    status = reader.obj(pod, "status", "status") or {}
+    claims = tuple(
+        PodResourceClaim(
+            name=reader.text(entry, "name", f"spec.resourceClaims[{i}].name"),
+            resource_claim_name=reader.opt_str(
+                entry, "resourceClaimName", f"spec.resourceClaims[{i}].resourceClaimName"
+            ),
+            resource_claim_template_name=reader.opt_str(
+                entry, "resourceClaimTemplateName", f"spec.resourceClaims[{i}].resourceClaimTemplateName"
+            ),
+        )
+        for i, entry in enumerate(reader.items(spec, "resourceClaims", "spec.resourceClaims"))
+    )
+    statuses = tuple(
+        (
+            reader.text(entry, "name", f"status.resourceClaimStatuses[{i}].name"),
+            reader.opt_str(
+                entry, "resourceClaimName", f"status.resourceClaimStatuses[{i}].resourceClaimName"
+            ),
+        )
+        for i, entry in enumerate(
+            reader.items(status, "resourceClaimStatuses", "status.resourceClaimStatuses")
+        )
+    )
+    group = reader.obj(spec, "schedulingGroup", "spec.schedulingGroup") or {}
+    containers: list[ContainerView] = []
+    for field in ("initContainers", "containers"):
+        for i, raw in enumerate(reader.items(spec, field, f"spec.{field}")):
+            containers.append(container_view(raw, f"{reader.what}: spec.{field}[{i}]"))
+    return PodView(
+        name=name,
+        namespace=namespace,
+        uid=uid,
+        resource_claims=claims,
+        claim_statuses=statuses,
+        extended_status=_extended_status(reader, status),
+        pod_group_name=reader.opt_str(group, "podGroupName", "spec.schedulingGroup.podGroupName"),
+        containers=tuple(containers),
+    )
+
+
+def _extended_status(reader: _Reader, status: dict[str, Any]) -> ExtendedResourceClaimStatus | None:
+    path = "status.extendedResourceClaimStatus"
+    raw = reader.obj(status, "extendedResourceClaimStatus", path)
+    if raw is None:
+        return None
+    mappings = tuple(
+        RequestMapping(
+            container_name=reader.text(m, "containerName", f"{path}.requestMappings[{i}].containerName"),
+            resource_name=reader.text(m, "resourceName", f"{path}.requestMappings[{i}].resourceName"),
+            request_name=reader.text(m, "requestName", f"{path}.requestMappings[{i}].requestName"),
+        )
+        for i, m in enumerate(reader.items(raw, "requestMappings", f"{path}.requestMappings"))
+    )
+    return ExtendedResourceClaimStatus(
+        resource_claim_name=reader.text(raw, "resourceClaimName", f"{path}.resourceClaimName"),
+        request_mappings=mappings,
+    )
+
+
+def claim_view(claim: Any) -> ClaimView:
+    """Read a ResourceClaim dict; raises :class:`MalformedObjectError` naming the bad field."""
+    reader = _Reader(_describe("ResourceClaim", claim))
+    name, namespace, uid = _metadata(reader, claim)
+    meta = reader.obj(claim, "metadata", "metadata") or {}
+    owners: list[OwnerRef] = []
+    for i, ref in enumerate(reader.items(meta, "ownerReferences", "metadata.ownerReferences")):
+        controller = ref.get("controller")
+        if controller is not None and not isinstance(controller, bool):
+            raise reader.fail(f"metadata.ownerReferences[{i}].controller", "a boolean", controller)
+        owners.append(
+            OwnerRef(
+                api_version=reader.text(ref, "apiVersion", f"metadata.ownerReferences[{i}].apiVersion"),
+                kind=reader.text(ref, "kind", f"metadata.ownerReferences[{i}].kind"),
+                name=reader.text(ref, "name", f"metadata.ownerReferences[{i}].name"),
+                uid=reader.text(ref, "uid", f"metadata.ownerReferences[{i}].uid"),
+                controller=bool(controller),
+            )
+        )
+    status = reader.obj(claim, "status", "status") or {}
+    allocation = reader.obj(status, "allocation", "status.allocation")
+    drivers: list[str] = []
+    if allocation is not None:
+        devices = reader.obj(allocation, "devices", "status.allocation.devices") or {}
+        path = "status.allocation.devices.results"
+        for i, result in enumerate(reader.items(devices, "results", path)):
+            drivers.append(reader.text(result, "driver", f"{path}[{i}].driver"))
+    reserved = tuple(
+        ConsumerRef(
+            api_group=reader.text(ref, "apiGroup", f"status.reservedFor[{i}].apiGroup"),
+            resource=reader.text(ref, "resource", f"status.reservedFor[{i}].resource"),
+            name=reader.text(ref, "name", f"status.reservedFor[{i}].name"),
+            uid=reader.text(ref, "uid", f"status.reservedFor[{i}].uid"),
+        )
+        for i, ref in enumerate(reader.items(status, "reservedFor", "status.reservedFor"))
+    )
+    return ClaimView(
+        name=name,
+        namespace=namespace,
+        uid=uid,
+        owner_references=tuple(owners),
+        allocated=allocation is not None,
+        result_drivers=tuple(drivers),
+        reserved_for=reserved,
+    )
+
+
+_QUANTITY = re.compile(r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(?:[eE][+-]?[0-9]+|[a-zA-Z]*)$")
+
+
+def quantity_is_zero(value: str | int | float) -> bool:
+    """Whether a resource quantity is zero (``resource.Quantity.IsZero``); suffixes do not matter."""
+    if isinstance(value, int | float):
+        return value == 0
+    match = _QUANTITY.match(value.strip())
+    if match is None:
+        raise MalformedObjectError(
+            f"quantity {value!r}: expected a Kubernetes quantity such as 1, 500m or 2Gi"
+        )
+    try:
+        return Decimal(match.group(1)) == 0
+    except InvalidOperation as err:  # pragma: no cover - the regex admits only decimals
+        raise MalformedObjectError(f"quantity {value!r}: {err}") from err
+
+
+_NAME_PART = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
+
+
+def _is_qualified_name(value: str) -> bool:
+    prefix, sep, name = value.rpartition("/")
+    if sep and (not prefix or len(prefix) > 253 or not all(_DNS_LABEL.match(p) for p in prefix.split("."))):
+        return False
+    return 0 < len(name) <= 63 and bool(_NAME_PART.match(name))
+
+
+def is_dra_extended_resource_name(name: str) -> bool:
+    """Mirrors ``schedutil.IsDRAExtendedResourceName`` (extended resource or device-class name)."""
+    if name.startswith(_DEVICE_CLASS_PREFIX):
+        return True
+    # v1helper.IsExtendedResourceName: not native, not "requests.*", valid as "requests.<name>".
+    native = "/" not in name or "kubernetes.io/" in name
+    if native or name.startswith("requests."):
+        return False
+    return _is_qualified_name("requests." + name)

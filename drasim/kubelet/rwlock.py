@@ -1,0 +1,84 @@
+"""A readers-writer lock with Go ``sync.RWMutex`` semantics, for the claim-info cache.
+
+Many readers may hold it at once; a writer holds it alone. As in Go, a writer that
+is waiting blocks new readers, so writers are not starved. It is not re-entrant.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+__all__ = ["RWLock"]
+
+
+class RWLock:
+    """Readers-writer lock; use :meth:`read` and :meth:`write` as context managers."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._readers = 0
+        self._writer = False
+        self._waiting_writers = 0
+
+    def acquire_read(self, *, blocking: bool = True) -> bool:
+        """Take a read lock (``RLock``/``TryRLock``); ``False`` if not blocking and unavailable."""
+        with self._cond:
+            if not blocking and (self._writer or self._waiting_writers):
+                return False
+            while self._writer or self._waiting_writers:
+                self._cond.wait()
+            self._readers += 1
+            return True
+
+    def release_read(self) -> None:
+        """Give back a read lock."""
+        with self._cond:
+            if self._readers <= 0:
+                msg = "release_read without a read lock"
+                raise RuntimeError(msg)
+            self._readers -= 1
+            if self._readers == 0:
+                self._cond.notify_all()
+
+    def acquire_write(self, *, blocking: bool = True) -> bool:
+        """Take the write lock (``Lock``/``TryLock``); ``False`` if not blocking and unavailable."""
+        with self._cond:
+            if not blocking and (self._writer or self._readers):
+                return False
+            self._waiting_writers += 1
+            try:
+                while self._writer or self._readers:
+                    self._cond.wait()
+            finally:
+                self._waiting_writers -= 1
+            self._writer = True
+            return True
+
+    def release_write(self) -> None:
+        """Give back the write lock."""
+        with self._cond:
+            if not self._writer:
+                msg = "release_write without the write lock"
+                raise RuntimeError(msg)
+            self._writer = False
+            self._cond.notify_all()
+
+    @contextmanager
+    def read(self) -> Iterator[None]:
+        """Hold a read lock for the ``with`` block."""
+        self.acquire_read()
+        try:
+            yield
+        finally:
+            self.release_read()
+
+    @contextmanager
+    def write(self) -> Iterator[None]:
+        """Hold the write lock for the ``with`` block."""
+        self.acquire_write()
+        try:
+            yield
+        finally:
+            self.release_write()
