@@ -18,7 +18,7 @@ from drasim import __version__
 from drasim.errors import DrasimError
 
 # Subcommand modules, in the order `drasim --help` lists them.
-COMMAND_MODULES: tuple[str, ...] = ("drasim.commands.checkpoint",)
+COMMAND_MODULES: tuple[str, ...] = ("drasim.commands.checkpoint", "drasim.commands.fake_plugin")
 
 
 def build_parser() -> argparse.ArgumentParser:

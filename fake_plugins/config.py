@@ -1,0 +1,153 @@
+"""The configuration of one fake DRA driver instance (plain data, decodable from YAML)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from drasim.errors import ConfigError
+from fake_plugins.behaviour import Behaviour
+from fake_plugins.decode import decode
+
+DRA_V1 = "v1.DRAPlugin"
+DRA_V1BETA1 = "v1beta1.DRAPlugin"
+HEALTH_V1ALPHA1 = "v1alpha1.DRAResourceHealth"
+HEALTH_V1 = "v1.DRAResourceHealth"
+DRA_SERVICES = (DRA_V1, DRA_V1BETA1)
+HEALTH_SERVICES = (HEALTH_V1ALPHA1, HEALTH_V1)
+
+DEFAULT_REGISTRY_DIR = "/var/lib/kubelet/plugins_registry"
+DEFAULT_PLUGINS_DIR = "/var/lib/kubelet/plugins"
+DEFAULT_CDI_DIR = "/var/run/cdi"
+
+
+@dataclass
+class FakeDriverConfig:
+    """Where a fake driver listens and what it serves.
+
+    ``services`` lists the gRPC services to serve; the known names among
+    ``v1.DRAPlugin``, ``v1beta1.DRAPlugin``, ``v1alpha1.DRAResourceHealth`` and
+    ``v1.DRAResourceHealth`` are served, any other name is only advertised.
+    ``advertise`` (when set) replaces the list GetInfo returns, in its order.
+    """
+
+    driver_name: str = "gpu.example.com"
+    """DRA driver name; also the CDI vendor and the source of the CDI class."""
+    registry_dir: str = DEFAULT_REGISTRY_DIR
+    """Where the registration socket ``<driver>-reg.sock`` is created."""
+    plugin_dir: str = ""
+    """Where ``dra.sock`` is created; default ``/var/lib/kubelet/plugins/<driver>``."""
+    cdi_dir: str = DEFAULT_CDI_DIR
+    """Where per-claim CDI spec files are written."""
+    state_dir: str = ""
+    """Where the driver's own checkpoint lives; default ``plugin_dir``."""
+    node_name: str = "node-1"
+    """Node name: the pool name of the devices and the ResourceSlice nodeName."""
+    devices: int = 4
+    """Number of devices gpu-0 .. gpu-(N-1) (prefix = the first label of the driver name)."""
+    services: list[str] = field(default_factory=lambda: list(DRA_SERVICES))
+    """gRPC services to serve (and advertise)."""
+    advertise: list[str] | None = None
+    """Override of the GetInfo supported_versions list."""
+    serialize: bool = True
+    """Serialize prepare/unprepare calls like the stock helper."""
+    journal: str = ""
+    """Append every call as a JSON line to this file."""
+    registration_socket: str = ""
+    """Registration socket file name inside registry_dir; default ``<driver>-reg.sock``."""
+    plugin_socket: str = "dra.sock"
+    """DRA service socket file name inside plugin_dir."""
+    publish_slices: bool = False
+    """Publish one ResourceSlice for the node's pool at start."""
+    behaviour: Behaviour = field(default_factory=Behaviour)
+    """Faults, bugs and health; see :class:`fake_plugins.behaviour.Behaviour`."""
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str = "driver") -> FakeDriverConfig:
+        """Decode and validate a mapping (camelCase or snake_case keys)."""
+        config = decode(cls, data, where)
+        config.behaviour.validate(f"{where}.behaviour")
+        config.validate(where)
+        return config
+
+    def validate(self, where: str = "driver") -> None:
+        """Check values that the type alone does not."""
+        if not self.driver_name:
+            raise ConfigError(f"{where}.driverName: required")
+        if self.devices < 0:
+            raise ConfigError(f"{where}.devices: must be >= 0, got {self.devices}")
+
+    @property
+    def device_prefix(self) -> str:
+        """``gpu`` for ``gpu.example.com``: device names are ``gpu-0``, ``gpu-1`` ..."""
+        return self.driver_name.split(".", 1)[0]
+
+    @property
+    def cdi_kind(self) -> str:
+        """CDI kind ``<vendor>/<class>``, e.g. ``gpu.example.com/gpu``."""
+        return f"{self.driver_name}/{self.device_prefix}"
+
+    @property
+    def plugin_path(self) -> Path:
+        """The DRA service socket path (the endpoint GetInfo reports)."""
+        base = self.plugin_dir or f"{DEFAULT_PLUGINS_DIR}/{self.driver_name}"
+        return Path(base) / self.plugin_socket
+
+    @property
+    def registration_path(self) -> Path:
+        """The registration socket path."""
+        name = self.registration_socket or f"{self.driver_name}-reg.sock"
+        return Path(self.registry_dir) / name
+
+    @property
+    def state_path(self) -> Path:
+        """The driver's own checkpoint file."""
+        return Path(self.state_dir or self.plugin_path.parent) / "checkpoint.json"
+
+    @property
+    def served_dra(self) -> list[str]:
+        """DRA plugin service versions actually served."""
+        return [s for s in self.services if s in DRA_SERVICES]
+
+    @property
+    def served_health(self) -> list[str]:
+        """Health service versions actually served."""
+        return [s for s in self.services if s in HEALTH_SERVICES]
+
+    @property
+    def supported_versions(self) -> list[str]:
+        """What GetInfo advertises."""
+        return list(self.advertise if self.advertise is not None else self.services)
+
+    def device_names(self) -> list[str]:
+        """``gpu-0`` .. ``gpu-(N-1)``."""
+        return [f"{self.device_prefix}-{i}" for i in range(self.devices)]
+
+
+def load_behaviour_file(path: str | Path) -> Behaviour:
+    """Read a behaviour from a YAML or JSON file; errors name the file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot read behaviour file: {err.strerror}") from err
+    data = parse_document(text, str(path))
+    return Behaviour.from_dict(data, where=str(path))
+
+
+def parse_document(text: str, where: str) -> Any:
+    """JSON or YAML (safe loader) text to plain data."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        loc = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
+        raise ConfigError(f"{where}{loc}: not valid YAML or JSON: {err}") from err

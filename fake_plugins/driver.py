@@ -1,0 +1,369 @@
+"""``FakeDriver``: a scriptable DRA kubelet plugin served over real unix sockets.
+
+Start order follows the stock helper (``kubeletplugin.Start``): the DRA service
+socket is listening before the registration socket appears, so a kubelet that
+sees the registration socket can always reach the endpoint it is given.
+
+Each ``start()`` builds a fresh instance (servers, in-memory state loaded from the
+driver's checkpoint, health board); ``stop()`` ends it cleanly and removes the
+sockets; ``kill()`` ends it the way SIGKILL would, leaving stale socket files
+with nobody listening.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+from collections.abc import Callable, Sequence
+from concurrent import futures
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from drasim._proto.dra.v1 import api_pb2 as dra_v1
+from drasim._proto.dra.v1 import api_pb2_grpc as dra_v1_grpc
+from drasim._proto.dra.v1beta1 import api_pb2 as dra_v1beta1
+from drasim._proto.dra.v1beta1 import api_pb2_grpc as dra_v1beta1_grpc
+from drasim._proto.drahealth.v1 import api_pb2 as health_v1
+from drasim._proto.drahealth.v1 import api_pb2_grpc as health_v1_grpc
+from drasim._proto.drahealth.v1alpha1 import api_pb2 as health_v1alpha1
+from drasim._proto.drahealth.v1alpha1 import api_pb2_grpc as health_v1alpha1_grpc
+from drasim._proto.pluginregistration.v1 import api_pb2_grpc as reg_grpc
+from drasim.errors import ConfigError, DrasimError
+from drasim.interfaces import Recorder
+from drasim.values import ClaimRef
+from fake_plugins.behaviour import Behaviour, Fault, FaultPlan, HealthSpec
+from fake_plugins.claims import ClaimSource
+from fake_plugins.config import DRA_V1, DRA_V1BETA1, HEALTH_V1, HEALTH_V1ALPHA1, FakeDriverConfig
+from fake_plugins.core import CallEffects, CallError, DriverCore
+from fake_plugins.health import HealthBoard
+from fake_plugins.journal import Call, Journal
+from fake_plugins.servicers import CrashError, DRAPluginServicer, HealthServicer, RegistrationServicer
+from fake_plugins.slices import SlicePublisher, build_slices
+from fake_plugins.state import PreparedClaim
+
+CrashHandler = Callable[[], None]
+
+
+class _Effects:
+    """Call-level faults: delay, hang, crash, status code."""
+
+    def __init__(self, driver: FakeDriver, instance: _Instance) -> None:
+        self.driver = driver
+        self.instance = instance
+
+    def before(self, faults: Sequence[Fault]) -> None:
+        for fault in faults:
+            if fault.delay:
+                self.instance.stop_event.wait(fault.delay)
+        if any(f.hang for f in faults):
+            self.driver._wait_released(self.instance)
+        if self.instance.stop_event.is_set():
+            raise CallError("UNAVAILABLE", "fake driver is stopping")
+        if any(f.crash == "before" for f in faults):
+            raise CrashError
+        for fault in faults:
+            if fault.code and fault.code != "OK":
+                raise CallError(
+                    fault.code, fault.message or f"fake driver: scripted {fault.code} for {fault.rpc}"
+                )
+
+    def after(self, faults: Sequence[Fault]) -> None:
+        if any(f.crash == "after" for f in faults):
+            raise CrashError
+
+
+class _Instance:
+    """One run of the driver, between start() and stop()/kill(); the servicers' runtime."""
+
+    def __init__(self, driver: FakeDriver) -> None:
+        self.driver = driver
+        self.config = driver.config
+        self.journal = driver.journal
+        self.stop_event = threading.Event()
+        self.stopped = threading.Event()
+        self.effects: CallEffects = _Effects(driver, self)
+        self.core = DriverCore(
+            driver.config, claim_source=driver.claim_source, effects=self.effects, behaviour=driver.behaviour
+        )
+        self.board = HealthBoard(driver.config.node_name, driver.config.device_names())
+        self.board.apply(driver.behaviour.health)
+        self.servers: list[grpc.Server] = []
+
+    def select_faults(self, rpc: str, claims: Sequence[ClaimRef] = ()) -> list[Fault]:
+        return self.driver._plan.select(rpc, claims)
+
+    def on_registration_status(self, registered: bool, error: str) -> None:
+        self.driver._on_registration_status(registered, error)
+
+    def crash(self) -> None:
+        self.driver._crash(self)
+
+    @property
+    def stopping(self) -> bool:
+        return self.stop_event.is_set()
+
+
+class FakeDriver:
+    """A fake DRA driver; see the module docstring. Use as a context manager or start()/stop()."""
+
+    def __init__(
+        self,
+        config: FakeDriverConfig,
+        *,
+        claim_source: ClaimSource | None = None,
+        recorder: Recorder | None = None,
+        publisher: SlicePublisher | None = None,
+        crash_handler: CrashHandler | None = None,
+        max_workers: int = 16,
+    ) -> None:
+        config.validate()
+        config.behaviour.validate()
+        self.config = config
+        self.claim_source = claim_source
+        self.publisher = publisher
+        self.behaviour = config.behaviour
+        self.journal = Journal(config.driver_name, recorder=recorder, path=config.journal or None)
+        self.ready = threading.Event()
+        """Set once both sockets are listening."""
+        self.registered = threading.Event()
+        """Set when NotifyRegistrationStatus(plugin_registered=true) arrives."""
+        self.registration_status: tuple[bool, str] | None = None
+        """The last (plugin_registered, error) the kubelet sent."""
+        self.crashed = threading.Event()
+        """Set when a ``crash`` fault fired in-process."""
+        self._crash_handler = crash_handler
+        self._max_workers = max_workers
+        self._plan = FaultPlan(self.behaviour.faults)
+        self._lifecycle = threading.RLock()
+        self._release = threading.Condition()
+        self._release_generation = 0
+        self._instance: _Instance | None = None
+
+    # --- lifecycle --------------------------------------------------------------
+
+    def start(self) -> None:
+        """Serve the DRA socket, then the registration socket; publish slices if configured."""
+        with self._lifecycle:
+            if self._instance is not None:
+                raise DrasimError(f"fake driver {self.config.driver_name} is already running")
+            self.ready.clear()
+            self.registered.clear()
+            self.crashed.clear()
+            instance = _Instance(self)
+            cfg = self.config
+            for directory in (cfg.plugin_path.parent, cfg.registration_path.parent, Path(cfg.cdi_dir)):
+                directory.mkdir(parents=True, exist_ok=True)
+            try:
+                instance.servers.append(self._serve(cfg.plugin_path, self._dra_servicers(instance)))
+                instance.servers.append(
+                    self._serve(
+                        cfg.registration_path,
+                        [(reg_grpc.add_RegistrationServicer_to_server, RegistrationServicer(instance))],
+                    )
+                )
+            except BaseException:
+                for server in instance.servers:
+                    server.stop(0).wait()
+                raise
+            self._instance = instance
+            if self.publisher is not None:
+                self.publisher(build_slices(cfg))
+            self.ready.set()
+
+    def _dra_servicers(self, instance: _Instance) -> list[tuple[Callable[[Any, Any], None], Any]]:
+        served = self.config.services
+        adders: list[tuple[Callable[[Any, Any], None], Any]] = []
+        if DRA_V1 in served:
+            adders.append((dra_v1_grpc.add_DRAPluginServicer_to_server, DRAPluginServicer(instance, dra_v1)))
+        if DRA_V1BETA1 in served:
+            adders.append(
+                (dra_v1beta1_grpc.add_DRAPluginServicer_to_server, DRAPluginServicer(instance, dra_v1beta1))
+            )
+        if HEALTH_V1ALPHA1 in served:
+            adders.append(
+                (
+                    health_v1alpha1_grpc.add_DRAResourceHealthServicer_to_server,
+                    HealthServicer(instance, health_v1alpha1, "v1alpha1"),
+                )
+            )
+        if HEALTH_V1 in served:
+            adders.append(
+                (
+                    health_v1_grpc.add_DRAResourceHealthServicer_to_server,
+                    HealthServicer(instance, health_v1, "v1"),
+                )
+            )
+        return adders
+
+    def _serve(self, path: Path, adders: list[tuple[Callable[[Any, Any], None], Any]]) -> grpc.Server:
+        if len(str(path).encode()) > 107:
+            raise ConfigError(f"{path}: unix socket path longer than 107 bytes")
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()  # a stale socket from a killed predecessor
+        server = grpc.server(futures.ThreadPoolExecutor(max_workers=self._max_workers))
+        for add, servicer in adders:
+            add(servicer, server)
+        try:
+            server.add_insecure_port(f"unix:{path}")
+        except RuntimeError as err:
+            raise ConfigError(f"{path}: cannot listen on unix socket: {err}") from err
+        server.start()
+        return server
+
+    def stop(self, grace: float | None = 0) -> None:
+        """Clean stop: end every call, stop serving, remove both sockets (idempotent)."""
+        instance = self._detach()
+        if instance is None:
+            return
+        for server in reversed(instance.servers):
+            server.stop(grace).wait()
+        for path in (self.config.registration_path, self.config.plugin_path):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+        instance.stopped.set()
+
+    def kill(self) -> None:
+        """Like SIGKILL: stop serving at once, leave both socket files behind (stale)."""
+        instance = self._detach()
+        if instance is None:
+            return
+        for server in instance.servers:
+            server.stop(0).wait()
+        for path in (self.config.plugin_path, self.config.registration_path):
+            _leave_stale_socket(path)
+        instance.stopped.set()
+
+    def _detach(self) -> _Instance | None:
+        with self._lifecycle:
+            instance, self._instance = self._instance, None
+            if instance is None:
+                return None
+            self.ready.clear()
+            instance.stop_event.set()
+            instance.board.close()
+        with self._release:
+            self._release.notify_all()
+        return instance
+
+    def restart(self, *, kill: bool = False) -> None:
+        """Stop (or kill) and start again: in-memory state is rebuilt from the checkpoint."""
+        if kill:
+            self.kill()
+        else:
+            self.stop()
+        self.start()
+
+    @property
+    def running(self) -> bool:
+        """Is an instance serving?"""
+        return self._instance is not None
+
+    def __enter__(self) -> FakeDriver:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+        self.journal.close()
+
+    # --- scripting ---------------------------------------------------------------
+
+    def set_behaviour(self, behaviour: Behaviour | dict[str, Any]) -> None:
+        """Replace faults, bugs and health; fault counters restart.
+
+        ``forgets-state`` takes effect from the next start.
+        """
+        if isinstance(behaviour, dict):
+            behaviour = Behaviour.from_dict(behaviour)
+        else:
+            behaviour.validate()
+        self.behaviour = behaviour
+        self._plan = FaultPlan(behaviour.faults)
+        instance = self._instance
+        if instance is not None:
+            instance.core.behaviour = behaviour
+            instance.board.apply(behaviour.health)
+
+    def set_health(
+        self, device: str, health: str, *, message: str = "", pool: str = "", timeout_seconds: int = 0
+    ) -> None:
+        """Report a new health for one device on every open health stream."""
+        spec = HealthSpec(
+            device=device, pool=pool, health=health, message=message, timeout_seconds=timeout_seconds
+        )
+        Behaviour(health=[spec]).validate("health")
+        instance = self._instance
+        if instance is not None:
+            instance.board.apply([spec])
+
+    def release_hangs(self) -> None:
+        """Let every call blocked by a ``hang`` fault continue."""
+        with self._release:
+            self._release_generation += 1
+            self._release.notify_all()
+
+    def _wait_released(self, instance: _Instance) -> None:
+        with self._release:
+            generation = self._release_generation
+            self._release.wait_for(
+                lambda: self._release_generation != generation or instance.stop_event.is_set()
+            )
+
+    def _on_registration_status(self, registered: bool, error: str) -> None:
+        self.registration_status = (registered, error)
+        if registered:
+            self.registered.set()
+        else:
+            self.registered.clear()
+
+    def _crash(self, instance: _Instance) -> None:
+        if self._crash_handler is not None:
+            self._crash_handler()
+            return
+        self.crashed.set()
+        if self._instance is instance:
+            threading.Thread(target=self.kill, name="fake-driver-crash", daemon=True).start()
+        instance.stopped.wait(10)
+
+    # --- inspection --------------------------------------------------------------
+
+    @property
+    def calls(self) -> list[Call]:
+        """Every call served so far (across restarts)."""
+        return self.journal.calls
+
+    def calls_to(self, rpc: str) -> list[Call]:
+        """Calls of one RPC short name (e.g. NodePrepareResources), health stream messages excluded."""
+        return [c for c in self.journal.calls if c.rpc == rpc and not c.stream]
+
+    def prepared_claims(self) -> dict[str, PreparedClaim]:
+        """Claims the running instance holds as prepared, keyed by UID (empty when stopped)."""
+        instance = self._instance
+        return {} if instance is None else instance.core.prepared_claims()
+
+    def fault_counts(self) -> list[int]:
+        """How often each fault of the current behaviour fired."""
+        return self._plan.fired()
+
+    @property
+    def endpoint(self) -> str:
+        """The DRA socket path."""
+        return str(self.config.plugin_path)
+
+    @property
+    def registration_socket(self) -> str:
+        """The registration socket path."""
+        return str(self.config.registration_path)
+
+
+def _leave_stale_socket(path: Path) -> None:
+    """Create a socket file nobody listens on (what a killed process leaves behind)."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        with contextlib.suppress(OSError):
+            sock.bind(str(path))
+    finally:
+        sock.close()
