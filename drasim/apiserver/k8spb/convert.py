@@ -23,7 +23,7 @@ from typing import Any, cast
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
-from drasim.apiserver.k8spb.fields import is_pointer, keeps_zero
+from drasim.apiserver.k8spb.fields import inline_fields, is_pointer, keeps_zero
 from drasim.errors import DrasimError
 
 _META = "k8s.io.apimachinery.pkg.apis.meta.v1."
@@ -56,10 +56,13 @@ class ConversionError(DrasimError):
 def message_to_json(msg: Message, path: str = "") -> dict[str, Any]:
     """The JSON dict the Kubernetes REST API shows for ``msg`` (unset fields left out)."""
     name = msg.DESCRIPTOR.full_name
+    inline = inline_fields(name)
     out: dict[str, Any] = {}
     for fd, value in msg.ListFields():
         where = f"{path}.{fd.name}" if path else fd.name
-        if _is_map(fd):
+        if fd.name in inline:
+            out.update(message_to_json(value, path))
+        elif _is_map(fd):
             out[fd.name] = _map_to_json(fd, value, where)
         elif fd.is_repeated:
             items = [_value_to_json(fd, v, f"{where}[{i}]") for i, v in enumerate(value)]
@@ -164,23 +167,43 @@ def json_to_message(obj: Any, msg: Message, path: str = "", *, go_zero_fields: b
     if not isinstance(obj, Mapping):
         raise ConversionError(f"{path or '<root>'}: expected an object for {desc.name}, got {_kind(obj)}")
     msg.SetInParent()
+    inline = _inline_targets(desc)
+    embedded: dict[str, dict[str, Any]] = {}
     for key, value in obj.items():
         where = f"{path}.{key}" if path else str(key)
         fd = cast("FieldDescriptor | None", desc.fields_by_name.get(key))
+        if fd is None and key in inline:
+            embedded.setdefault(inline[key], {})[key] = value
+            continue
         if fd is None:
             raise ConversionError(f"{where}: unknown field for {desc.name}")
         if value is None:
             continue
         _set_field(msg, fd, value, where, go_zero_fields)
+    for field_name, fields in embedded.items():
+        json_to_message(fields, getattr(msg, field_name), path, go_zero_fields=go_zero_fields)
     if go_zero_fields:
-        for field in desc.fields:
-            singular_scalar = field.message_type is None and not field.is_repeated
-            if (
-                singular_scalar
-                and not msg.HasField(field.name)
-                and not is_pointer(desc.full_name, field.name)
-            ):
-                setattr(msg, field.name, field.default_value)
+        _write_go_zero_fields(msg)
+
+
+def _inline_targets(desc: Any) -> dict[str, str]:
+    """JSON key -> name of the inline field that carries it, for ``desc``."""
+    targets: dict[str, str] = {}
+    for field_name in inline_fields(desc.full_name):
+        for sub in desc.fields_by_name[field_name].message_type.fields:
+            targets[sub.name] = field_name
+    return targets
+
+
+def _write_go_zero_fields(msg: Message) -> None:
+    desc = msg.DESCRIPTOR
+    for field in desc.fields:
+        if field.is_repeated or msg.HasField(field.name) or is_pointer(desc.full_name, field.name):
+            continue
+        if field.message_type is None:
+            setattr(msg, field.name, field.default_value)
+        elif field.message_type.full_name == TIME:
+            getattr(msg, field.name).SetInParent()
 
 
 def _set_field(msg: Message, fd: FieldDescriptor, value: Any, path: str, go_zero: bool) -> None:

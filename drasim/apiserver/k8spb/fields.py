@@ -102,12 +102,28 @@ REQUIRED_FIELDS: dict[str, frozenset[str]] = {
     ),
 }
 
+# Go structs embedded with ``json:",inline"``: on the wire they are a nested
+# message, in JSON their fields sit directly in the parent object.
+INLINE_FIELDS: dict[str, frozenset[str]] = _table(
+    _RES,
+    {
+        "DeviceClaimConfiguration": "deviceConfiguration",
+        "DeviceClassConfiguration": "deviceConfiguration",
+        "DeviceAllocationConfiguration": "deviceConfiguration",
+    },
+)
+
 _EMPTY: frozenset[str] = frozenset()
 
 
 def keeps_zero(message: str, field: str) -> bool:
     """Whether a zero value of ``message.field`` that is on the wire is shown in JSON."""
     return field in POINTER_FIELDS.get(message, _EMPTY) or field in REQUIRED_FIELDS.get(message, _EMPTY)
+
+
+def inline_fields(message: str) -> frozenset[str]:
+    """Names of the fields of ``message`` whose JSON is merged into the parent object."""
+    return INLINE_FIELDS.get(message, _EMPTY)
 
 
 def is_pointer(message: str, field: str) -> bool:
