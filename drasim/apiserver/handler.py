@@ -1,0 +1,372 @@
+"""The HTTP request handler: Kubernetes REST verbs on the object store, answered in JSON.
+
+Each request becomes one :func:`~drasim.apiserver.calls.guarded` store call (faults,
+journal), or a discovery document. Errors are always a ``Status`` object. Request
+bodies are JSON, or Kubernetes protobuf decoded by :mod:`drasim.apiserver.k8spb`;
+responses are always JSON, which client-go accepts alongside protobuf.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from http.server import BaseHTTPRequestHandler
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, urlsplit
+
+from drasim.apiserver import listing, routes
+from drasim.apiserver.calls import ApiCall, guarded
+from drasim.apiserver.faults import ApiFault
+from drasim.apiserver.patch import PATCH_TYPES
+from drasim.apiserver.status import StatusError, bad_request, status_body
+from drasim.apiserver.streaming import stream_watch, watch_options
+from drasim.errors import ApiError
+
+if TYPE_CHECKING:
+    from drasim.apiserver.http import ApiHttpServer
+
+log = logging.getLogger(__name__)
+
+JSON = "application/json"
+PROTOBUF = "application/vnd.kubernetes.protobuf"
+_ACCEPTABLE = ("application/json", "application/*", "*/*", "*")
+_HEALTH = ("healthz", "livez", "readyz")
+
+
+class ApiRequestHandler(BaseHTTPRequestHandler):
+    """One connection of the fake API server (HTTP/1.1, keep-alive)."""
+
+    protocol_version = "HTTP/1.1"
+    server: ApiHttpServer
+
+    def do_GET(self) -> None:
+        """GET, LIST, WATCH and discovery."""
+        self._dispatch("GET")
+
+    def do_POST(self) -> None:
+        """Create."""
+        self._dispatch("POST")
+
+    def do_PUT(self) -> None:
+        """Update (or update status)."""
+        self._dispatch("PUT")
+
+    def do_PATCH(self) -> None:
+        """Patch (or patch status)."""
+        self._dispatch("PATCH")
+
+    def do_DELETE(self) -> None:
+        """Delete or deletecollection."""
+        self._dispatch("DELETE")
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Route http.server's access log to logging instead of stderr."""
+        log.debug("%s %s", self.address_string(), format % args)
+
+    # ------------------------------------------------------------- plumbing
+    def _dispatch(self, method: str) -> None:
+        try:
+            url = urlsplit(self.path)
+            parts = [p for p in url.path.split("/") if p]
+            query = {k: v[0] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
+            self._route(method, parts, query)
+        except ApiError as err:
+            self.send_json(err.code, status_body(err), retry_after=err.code == 429)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+        except Exception:
+            log.exception("fake API server failed on %s %s", method, self.path)
+            self.send_json(500, status_body(StatusError(500, "InternalError", "internal error in drasim")))
+
+    def _route(self, method: str, parts: list[str], query: dict[str, str]) -> None:
+        self._check_accept()
+        if method == "GET" and len(parts) == 1 and parts[0] in _HEALTH:
+            self.send_text(200, "ok")
+            return
+        if parts[:1] == ["drasim"]:
+            self._admin(method, parts[1:])
+            return
+        if method == "GET":
+            doc = routes.discovery(parts, self.server.store.registry, self.server.address)
+            if doc is not None:
+                self.send_json(200, doc)
+                return
+        route = routes.parse_resource_path(parts, self.server.store.registry)
+        self._resource(method, route, query)
+
+    def _check_accept(self) -> None:
+        accept = self.headers.get("Accept", "")
+        if not accept:
+            return
+        types = [item.split(";")[0].strip() for item in accept.split(",")]
+        if not any(t in _ACCEPTABLE for t in types):
+            raise StatusError(
+                406,
+                "NotAcceptable",
+                f"only the following media types are accepted: {JSON} (asked for {accept})",
+            )
+
+    def send_json(self, code: int, body: Any, *, retry_after: bool = False) -> None:
+        """Send a JSON answer with Content-Length."""
+        data = json.dumps(body, separators=(",", ":")).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", JSON)
+        self.send_header("Content-Length", str(len(data)))
+        if retry_after:
+            self.send_header("Retry-After", "1")
+        if self.close_connection:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(data)
+
+    def send_text(self, code: int, text: str) -> None:
+        """Send a plain text answer (health endpoints)."""
+        data = text.encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "text/plain; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _content_type(self) -> str:
+        return (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+
+    def read_body(self) -> bytes:
+        """The request body; 413 (and a closed connection) above the server's size limit."""
+        limit = self.server.max_body_bytes
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            return self._read_chunked(limit)
+        length = int(self.headers.get("Content-Length") or 0)
+        if length > limit:
+            self.close_connection = True
+            raise StatusError(413, "RequestEntityTooLarge", f"Request entity too large: limit is {limit}")
+        return self.rfile.read(length) if length else b""
+
+    def _read_chunked(self, limit: int) -> bytes:
+        data = bytearray()
+        while True:
+            size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+            if size == 0:
+                self.rfile.readline()
+                return bytes(data)
+            if len(data) + size > limit:
+                self.close_connection = True
+                raise StatusError(413, "RequestEntityTooLarge", f"Request entity too large: limit is {limit}")
+            data += self.rfile.read(size)
+            self.rfile.readline()
+
+    def _object_body(self, route: routes.Route, kind: str) -> dict[str, Any]:
+        body = self.read_body()
+        ctype = self._content_type()
+        if ctype == PROTOBUF:
+            return decode_protobuf(body, group=route.group, version=route.version, kind=kind)
+        if ctype not in ("", JSON):
+            raise StatusError(
+                415, "UnsupportedMediaType", f"the body of the request was in an unknown format: {ctype}"
+            )
+        return json_object(body)
+
+    # ------------------------------------------------------------- admin
+    def _admin(self, method: str, parts: list[str]) -> None:
+        store = self.server.store
+        if method == "POST" and parts == ["reset"]:
+            store.reset()
+            self.send_json(200, {"status": "reset"})
+        elif method == "POST" and parts == ["faults"]:
+            fault = store.faults.add(json_object(self.read_body()))
+            self.send_json(201, {"added": repr(fault)})
+        elif method == "DELETE" and parts == ["faults"]:
+            store.faults.clear()
+            self.send_json(200, {"status": "cleared"})
+        else:
+            raise ApiError(404, "NotFound", routes.NOT_FOUND)
+
+    # ---------------------------------------------------------- resources
+    def _call(self, verb: str, route: routes.Route) -> ApiCall:
+        client = self.headers.get("User-Agent") or "unknown"
+        return ApiCall(
+            verb, route.rtype, route.version, route.namespace, route.name, route.subresource, client
+        )
+
+    def _resource(self, method: str, route: routes.Route, query: dict[str, str]) -> None:
+        if method == "GET":
+            self._get(route, query)
+        elif method == "POST" and not route.name:
+            self._create(route)
+        elif method == "PUT" and route.name:
+            self._update(route)
+        elif method == "PATCH" and route.name:
+            self._patch(route)
+        elif method == "DELETE":
+            self._delete(route, query)
+        else:
+            raise StatusError(
+                405, "MethodNotAllowed", f"the server does not allow this method on {self.path}"
+            )
+
+    def _get(self, route: routes.Route, query: dict[str, str]) -> None:
+        store = self.server.store
+        if route.watch_path or query.get("watch") in ("true", "1"):
+            if route.name:
+                query = {**query, "fieldSelector": _with_name(query.get("fieldSelector", ""), route.name)}
+            options = watch_options(route, query)
+            stream_watch(self, route, options, self._call("watch", route))
+            return
+        if route.name:
+            obj = guarded(
+                store,
+                self._call("get", route),
+                lambda _f: store.get(route.rtype, route.version, route.namespace, route.name),
+            )
+            self.send_json(200, obj)
+            return
+        body = guarded(store, self._call("list", route), lambda _f: listing.list_page(store, route, query))
+        self.send_json(200, body)
+
+    def _create(self, route: routes.Route) -> None:
+        store = self.server.store
+        obj = self._object_body(route, route.rtype.kind)
+        _check_kind(route, obj)
+        name = (obj.get("metadata") or {}).get("name") or ""
+        call = ApiCall(
+            "create",
+            route.rtype,
+            route.version,
+            route.namespace,
+            name,
+            "",
+            self._call("create", route).client,
+        )
+        created = guarded(
+            store, call, lambda _f: store.create(route.rtype, route.version, obj, route.namespace)
+        )
+        self.send_json(201, created)
+
+    def _update(self, route: routes.Route) -> None:
+        store = self.server.store
+        obj = self._object_body(route, route.rtype.kind)
+        _check_kind(route, obj)
+        body_name = (obj.get("metadata") or {}).get("name") or ""
+        if body_name != route.name:
+            raise bad_request(
+                f"the name of the object ({body_name}) does not match the name on the URL ({route.name})"
+            )
+        status = route.subresource == "status"
+        updated = guarded(
+            store,
+            self._call("update", route),
+            lambda _f: store.update(route.rtype, route.version, obj, route.namespace, status=status),
+        )
+        self.send_json(200, updated)
+
+    def _patch(self, route: routes.Route) -> None:
+        store = self.server.store
+        ctype = self._content_type()
+        if ctype not in PATCH_TYPES:
+            raise StatusError(
+                415,
+                "UnsupportedMediaType",
+                f"the body of the request was in an unknown format - accepted media types include: "
+                f"{', '.join(PATCH_TYPES)}",
+            )
+        try:
+            patch = json.loads(self.read_body() or b"null")
+        except ValueError as err:
+            raise bad_request(f"the patch is not valid JSON: {err}") from None
+        status = route.subresource == "status"
+        patched = guarded(
+            store,
+            self._call("patch", route),
+            lambda _f: store.patch(
+                route.rtype,
+                route.version,
+                route.namespace,
+                route.name,
+                body=patch,
+                content_type=ctype,
+                status=status,
+            ),
+        )
+        self.send_json(200, patched)
+
+    def _delete(self, route: routes.Route, query: dict[str, str]) -> None:
+        store = self.server.store
+        if route.subresource:
+            raise StatusError(405, "MethodNotAllowed", "the status subresource cannot be deleted")
+        options = self._delete_options()
+        if not route.name:
+            body = guarded(
+                store,
+                self._call("deletecollection", route),
+                lambda _f: listing.delete_collection(store, route, query),
+            )
+            self.send_json(200, body)
+            return
+        pre = options.get("preconditions") or {}
+
+        def action(_fault: ApiFault | None) -> dict[str, Any]:
+            return store.delete(
+                route.rtype,
+                route.version,
+                route.namespace,
+                route.name,
+                uid=pre.get("uid"),
+                resource_version=pre.get("resourceVersion"),
+            )
+
+        self.send_json(200, guarded(store, self._call("delete", route), action))
+
+    def _delete_options(self) -> dict[str, Any]:
+        body = self.read_body()
+        if not body:
+            return {}
+        if self._content_type() != PROTOBUF:
+            return json_object(body)
+        try:
+            return decode_protobuf(body, group="", version="v1", kind="DeleteOptions")
+        except ApiError as err:
+            if err.code != 415:
+                raise
+            log.warning("ignoring protobuf DeleteOptions on %s: %s", self.path, err)
+            return {}
+
+
+def decode_protobuf(body: bytes, *, group: str, version: str, kind: str) -> dict[str, Any]:
+    """Decode a Kubernetes protobuf body through :mod:`drasim.apiserver.k8spb` (imported lazily)."""
+    try:
+        from drasim.apiserver.k8spb import decode_request_body
+    except ImportError:
+        raise StatusError(
+            415,
+            "UnsupportedMediaType",
+            f"this drasim build cannot decode {PROTOBUF} request bodies; send {JSON}",
+        ) from None
+    return decode_request_body(body, group=group, version=version, kind=kind)
+
+
+def json_object(body: bytes) -> dict[str, Any]:
+    """Parse a JSON object body (never evaluated otherwise); 400 when it is not one."""
+    try:
+        obj = json.loads(body or b"{}")
+    except ValueError as err:
+        raise bad_request(f"couldn't get version/kind; json parse error: {err}") from None
+    if not isinstance(obj, dict):
+        raise bad_request("the request body must be a JSON object")
+    return obj
+
+
+def _check_kind(route: routes.Route, obj: dict[str, Any]) -> None:
+    kind = obj.get("kind")
+    if kind and kind != route.rtype.kind:
+        raise bad_request(f"the kind in the data ({kind}) does not match the URL ({route.rtype.kind})")
+    api_version = obj.get("apiVersion")
+    if api_version and api_version != route.api_version:
+        raise bad_request(
+            f"the API version in the data ({api_version}) does not match "
+            f"the expected API version ({route.api_version})"
+        )
+
+
+def _with_name(field_selector: str, name: str) -> str:
+    clause = f"metadata.name={name}"
+    return f"{field_selector},{clause}" if field_selector else clause
