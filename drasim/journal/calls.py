@@ -79,7 +79,7 @@ class RpcCall:
             driver=str(event.get("driver", "")),
             method=str(event.get("method", "")),
             code=str(event.get("code", "")),
-            error=str(event.get("error") or ""),
+            error=str(event.get("error") or event.get("details") or ""),
             duration=float(duration) if isinstance(duration, int | float) else None,
             request=event.get("request"),
             response=event.get("response"),

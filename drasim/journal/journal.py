@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from drasim.clock import RealClock
 from drasim.errors import ConfigError
@@ -46,18 +46,18 @@ class Journal:
     # -- writing ---------------------------------------------------------------------------
 
     def record(self, kind: str, **fields: Any) -> None:
-        """Append one event (the Recorder port). Fields are converted to JSON values now."""
+        """Append one event (the Recorder port). Fields are converted to JSON values now.
+
+        A field named ``seq`` or ``t`` (a forwarded event's own numbering) is kept as
+        ``source_seq`` / ``source_t``: a recorder never fails its caller over a name.
+        """
         self._append(kind, fields, None)
 
     def _append(self, kind: str, fields: Mapping[str, Any], t: float | None) -> Event:
         if not isinstance(kind, str) or not kind:
             msg = f"journal event kind must be a non-empty string, got {kind!r}"
             raise ValueError(msg)
-        clash = kinds.RESERVED.intersection(fields)
-        if clash:
-            msg = f"journal event field(s) {sorted(clash)} are set by the journal itself"
-            raise ValueError(msg)
-        body = {str(k): to_jsonable(v) for k, v in fields.items()}
+        body = {_field_name(str(k)): to_jsonable(v) for k, v in fields.items()}
         with self._cond:
             stamp = self._clock.now() - self._start if t is None else t
             event: Event = {"seq": len(self._events) + 1, "t": round(stamp, 6), "kind": kind}
@@ -172,7 +172,8 @@ class Journal:
         ``kind`` and the same fields as here. Its own ``seq`` and ``t`` are kept as
         ``source_seq`` and ``source_t``, ``source`` names the writer, and the event
         gets the next ``seq`` here. ``t`` is ``wall - started_wall`` when the line has a
-        ``wall`` (Unix time) stamp, else the time of merging. A line that is not a
+        ``wall`` (or, as the fake plugin writes, ``start``) Unix-time stamp, else the
+        time of merging. A line that is not a
         JSON object with a ``kind`` becomes a ``merge-error`` event instead.
         """
         key = os.fspath(path)
@@ -208,15 +209,24 @@ class Journal:
         if "t" in obj:
             fields["source_t"] = obj.pop("t")
         fields.update(obj)
-        wall = obj.get("wall")
-        t = max(wall - self.started_wall, 0.0) if isinstance(wall, int | float) else None
+        wall = obj.get("wall", obj.get("start"))
+        t = max(wall - self.started_wall, 0.0) if _is_unix_time(wall) else None
         self._append(kind, fields, t)
+
+
+def _field_name(key: str) -> str:
+    return f"source_{key}" if key in kinds.RESERVED else key
 
 
 def _matches(event: Mapping[str, Any], kind: str | None, match: Mapping[str, Any]) -> bool:
     if kind is not None and event.get("kind") != kind:
         return False
     return all(k in event and event[k] == v for k, v in match.items())
+
+
+def _is_unix_time(value: Any) -> TypeGuard[float]:
+    """A plausible Unix timestamp (after 2001), not a duration or a monotonic reading."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and value > 1e9
 
 
 def _parse_line(line: str) -> tuple[dict[str, Any], str]:

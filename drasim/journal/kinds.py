@@ -35,7 +35,7 @@ KIND_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {
 """The documented fields of each kind (others may be added; readers ignore unknown ones)."""
 
 RESERVED: Final = frozenset({"seq", "t", "kind"})
-"""Keys the journal sets itself; a recorder may not pass them as fields."""
+"""Keys the journal sets itself; a field with one of these names is stored as ``source_<name>``."""
 
 
 def short_method(method: str) -> str:
@@ -87,15 +87,16 @@ def _rpc(e: Mapping[str, Any]) -> str:
     if claims:
         parts.append("claims=[" + ", ".join(claims) + "]")
     result = f"-> {e.get('code', '?')}"
-    if e.get("error"):
-        result += f" {e['error']}"
+    if e.get("error") or e.get("details"):
+        result += f" {e.get('error') or e.get('details')}"
     return " ".join(p for p in parts if p) + f" {result}{_ms(e.get('duration'))}"
 
 
 def _api(e: Mapping[str, Any]) -> str:
     who = f"{e['client']}: " if e.get("client") else ""
     target = _obj(e.get("namespace"), e.get("name"))
-    text = f"{who}{e.get('verb', '?')} {e.get('resource', '')} {target}".rstrip()
+    resource = "/".join(str(p) for p in (e.get("resource"), e.get("subresource")) if p)
+    text = f"{who}{e.get('verb', '?')} {resource} {target}".rstrip()
     text += f" -> {e.get('code', '?')}"
     if e.get("error"):
         text += f" {e['error']}"
@@ -109,12 +110,16 @@ def _checkpoint(e: Mapping[str, Any]) -> str:
 
 
 def _registration(e: Mapping[str, Any]) -> str:
-    text = f"{e.get('driver', '')} {e.get('service', '')} {e.get('outcome', '')}".strip()
+    text = " ".join(str(e[k]) for k in ("driver", "service", "outcome") if e.get(k))
     return text + (f" error={e['error']}" if e.get("error") else "")
 
 
 def _kubelet(e: Mapping[str, Any]) -> str:
-    text = f"{e.get('operation', '')} pod={e.get('pod', '')}"
+    text = str(e.get("operation", ""))
+    if e.get("pod") or e.get("pod_uid"):
+        text += f" pod={e.get('pod') or e.get('pod_uid')}"
+    elif e.get("driver"):
+        text += f" driver={e['driver']}"
     text += f" error={e['error']}" if e.get("error") else " ok"
     return text + _ms(e.get("duration"))
 

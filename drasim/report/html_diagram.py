@@ -104,7 +104,7 @@ def build_rows(events: Sequence[Mapping[str, Any]], columns: list[str]) -> list[
             failed = bool(event.get("error")) or (isinstance(code, int) and code >= 400)
             rows.append(Row(src, index.get(APISERVER, src), label, failed, kind, event))
         elif kind == "registration":
-            label = f"register {event.get('service', '')} → {event.get('outcome', '')}"
+            label = f"register {event.get('service') or ''} → {event.get('outcome') or ''}".replace("  ", " ")
             rows.append(Row(kubelet, driver_col, label, bool(event.get("error")), kind, event))
         else:
             rows.append(_note_row(event, kind, kubelet, driver_col, index))
@@ -130,7 +130,8 @@ def _note_row(
         return Row(kubelet, kubelet, label, False, kind, event)
     if kind == "kubelet":
         outcome = "error" if event.get("error") else "ok"
-        label = f"{event.get('operation', '')} {event.get('pod', '')} → {outcome}{_duration(event)}"
+        subject = event.get("pod") or event.get("pod_uid") or event.get("driver") or ""
+        label = f"{event.get('operation', '')} {subject} → {outcome}{_duration(event)}".replace("  ", " ")
         return Row(kubelet, kubelet, label, bool(event.get("error")), kind, event)
     if kind == "plugin-process":
         label = f"process {event.get('action', '')} pid {event.get('pid', '?')}"

@@ -99,13 +99,14 @@ def test_to_jsonable_handles_odd_values():
     assert to_jsonable(api_pb2.NodeUnprepareResourcesResponse()) == {"claims": {}}
 
 
-def test_record_rejects_reserved_fields_and_bad_kind():
+def test_record_keeps_a_forwarded_seq_and_t_under_other_names_and_rejects_bad_kind():
     journal = Journal(VirtualClock())
-    with pytest.raises(ValueError, match=r"\['seq'\]"):
-        journal.record("rpc", seq=3)
     with pytest.raises(ValueError, match="non-empty string"):
         journal.record("")
-    assert journal.mark() == 0
+    journal.record("rpc", seq=7, t=99.0, side="plugin", details="injected")
+    (event,) = journal.events()
+    assert (event["seq"], event["t"], event["source_seq"], event["source_t"]) == (1, 0.0, 7, 99.0)
+    assert journal.rpc_calls(side="plugin")[0].error == "injected"
 
 
 def test_events_filters_by_kind_since_and_fields():
@@ -267,11 +268,16 @@ def test_merge_jsonl_folds_in_new_complete_lines_only(tmp_path):
 def test_merge_jsonl_places_wall_stamped_lines_on_the_journal_timeline(tmp_path):
     journal = Journal()
     plugin_file = tmp_path / "p.jsonl"
-    plugin_file.write_text(json.dumps({"kind": "rpc", "wall": journal.started_wall + 2.0}) + "\n")
+    lines = [
+        {"kind": "rpc", "wall": journal.started_wall + 2.0},
+        {"kind": "rpc", "start": journal.started_wall + 3.0},  # the fake plugin's stamp
+    ]
+    plugin_file.write_text("".join(json.dumps(line) + "\n" for line in lines))
     journal.merge_jsonl(plugin_file)
-    (event,) = journal.events()
-    assert event["t"] == pytest.approx(2.0)
-    assert event["source"] == "plugin"
+    first, second = journal.events()
+    assert first["t"] == pytest.approx(2.0)
+    assert second["t"] == pytest.approx(3.0)
+    assert first["source"] == "plugin"
 
 
 def test_describe_event_lines():
@@ -290,6 +296,9 @@ def test_describe_event_lines():
     )
     journal.record("checkpoint", path="/x/dra_manager_state", entries=[{}, {}], size=312)
     journal.record("kubelet", operation="PrepareResources", pod="default/p1", error="failed")
+    journal.record("kubelet", operation="ReconcileUnprepare", pod_uid="p-9", error=None)
+    journal.record("registration", driver="gpu.example.com", service=None, outcome="deregistered")
+    journal.record("api", verb="PATCH", resource="pods", subresource="status", name="p1", code=200)
     journal.record("plugin-process", action="killed", driver="gpu.example.com", pid=42, returncode=-9)
     journal.record("fault", where="rpc", description="NodePrepareResources -> Unavailable x2")
     journal.record("custom", a=1, nested={"x": 1})
@@ -301,7 +310,10 @@ def test_describe_event_lines():
         "#3 t=0.000 api kubelet: GET resourceclaims default/gpu -> 404 (1.0ms)",
         "#4 t=0.000 checkpoint write /x/dra_manager_state entries=2 size=312",
         "#5 t=0.000 kubelet PrepareResources pod=default/p1 error=failed",
-        "#6 t=0.000 plugin-process killed gpu.example.com pid=42 returncode=-9",
-        "#7 t=0.000 fault rpc: NodePrepareResources -> Unavailable x2",
-        "#8 t=0.000 custom a=1",
+        "#6 t=0.000 kubelet ReconcileUnprepare pod=p-9 ok",
+        "#7 t=0.000 registration gpu.example.com deregistered",
+        "#8 t=0.000 api PATCH pods/status p1 -> 200",
+        "#9 t=0.000 plugin-process killed gpu.example.com pid=42 returncode=-9",
+        "#10 t=0.000 fault rpc: NodePrepareResources -> Unavailable x2",
+        "#11 t=0.000 custom a=1",
     ]
