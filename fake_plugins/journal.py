@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -57,7 +58,7 @@ class Journal:
     ) -> None:
         self.driver = driver
         self._recorder = recorder
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()
         self._calls: list[Call] = []
         self._file: IO[str] | None = None
         if path:
@@ -94,6 +95,7 @@ class Journal:
             if self._file is not None:
                 self._file.write(json.dumps(call.to_json(), sort_keys=True) + "\n")
                 self._file.flush()
+            self._lock.notify_all()
         if self._recorder is not None:
             fields = asdict(call)
             self._recorder.record("rpc", side="plugin", **fields)
@@ -104,6 +106,11 @@ class Journal:
         """A copy of every call so far."""
         with self._lock:
             return list(self._calls)
+
+    def wait_for(self, predicate: Callable[[list[Call]], bool], timeout: float) -> bool:
+        """Block until ``predicate(calls)`` holds (checked after every new call) or ``timeout`` passes."""
+        with self._lock:
+            return self._lock.wait_for(lambda: predicate(self._calls), timeout)
 
     def close(self) -> None:
         """Close the file (the in-memory list stays)."""
