@@ -1,0 +1,248 @@
+"""Small value types shared by the scenario schema: enums, error matchers, fault rules.
+
+Every dataclass field carries ``metadata={"description": ...}`` (built with :func:`doc`);
+the loader, the JSON Schema and the generated reference in docs/scenarios.md all read it.
+YAML keys are the camelCase form of the field names unless ``metadata["yaml"]`` says
+otherwise. Durations are *nominal* kubelet seconds: the runner multiplies them by the
+kubelet profile's ``timeScale`` before really waiting.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+API_VERSION = "drasim.dev/v1alpha1"
+KIND = "Scenario"
+
+Rpc = Literal[
+    "GetInfo",
+    "NotifyRegistrationStatus",
+    "NodePrepareResources",
+    "NodeUnprepareResources",
+    "NodeWatchResources",
+]
+"""The plugin-side gRPC methods the kubelet calls (registration, DRA and health services)."""
+
+GrpcCode = Literal[
+    "OK",
+    "CANCELLED",
+    "UNKNOWN",
+    "INVALID_ARGUMENT",
+    "DEADLINE_EXCEEDED",
+    "NOT_FOUND",
+    "ALREADY_EXISTS",
+    "PERMISSION_DENIED",
+    "RESOURCE_EXHAUSTED",
+    "FAILED_PRECONDITION",
+    "ABORTED",
+    "OUT_OF_RANGE",
+    "UNIMPLEMENTED",
+    "INTERNAL",
+    "UNAVAILABLE",
+    "DATA_LOSS",
+    "UNAUTHENTICATED",
+]
+"""gRPC status code names as in grpc.StatusCode (the Go names are their CamelCase forms)."""
+
+KubeletService = Literal["v1.DRAPlugin", "v1beta1.DRAPlugin"]
+"""DRA gRPC services the emulated kubelet can speak, named as plugins advertise them."""
+
+Health = Literal["Healthy", "Unhealthy", "Unknown"]
+"""Device health as the kubelet reports it in ``allocatedResourcesStatus``."""
+
+BugName = Literal[
+    "non-idempotent",
+    "forgets-state-on-restart",
+    "drops-claim",
+    "duplicate-cdi-ids",
+    "no-cdi-spec",
+    "double-allocates",
+]
+"""Deliberately broken behaviours of the fake plugin (fake_plugins/), used to prove scenarios catch bugs."""
+
+ApiVerb = Literal["any", "get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"]
+"""Kubernetes API verbs an API-server fault can match."""
+
+ApiClient = Literal["any", "kubelet", "driver", "runner"]
+"""Who made an API request: the emulated kubelet, the driver under test, or the runner itself."""
+
+CrashPoint = Literal[
+    "prepare:after-validation",
+    "prepare:after-pod-reference-checkpoint",
+    "prepare:after-rpc",
+    "unprepare:after-rpc",
+]
+"""Kubelet hook points where ``restartKubelet.crashAt`` makes the kubelet die (see docs/scenarios.md)."""
+
+CRASH_POINT_MEANING: dict[str, str] = {
+    "prepare:after-validation": (
+        "PrepareResources validated the pod's claims (fetched, reservedFor checked, drivers resolved) "
+        "but has not touched the claim cache: nothing checkpointed, no RPC sent."
+    ),
+    "prepare:after-pod-reference-checkpoint": (
+        "The pod UID was added to every claim and checkpointed; NodePrepareResources was not sent."
+    ),
+    "prepare:after-rpc": (
+        "NodePrepareResources returned success, the devices are only in memory; the final "
+        "checkpoint (devices, prepared) was not written (kubernetes/kubernetes#116411)."
+    ),
+    "unprepare:after-rpc": (
+        "NodeUnprepareResources returned success; the claim was not yet removed from the cache "
+        "and the checkpoint still lists it."
+    ),
+}
+
+RePreparePolicy = Literal["newSandboxOnly", "allPods"]
+"""When a restarted kubelet calls NodePrepareResources again for claims restored from its checkpoint."""
+
+PodPhase = Literal["Pending", "Running", "Terminating", "Succeeded", "Gone"]
+"""A pod's life as the runner tracks it (Gone: removed from the API server and from the kubelet)."""
+
+KubeletOperation = Literal["any", "prepare", "unprepare", "reconcile", "registration", "start"]
+"""Which kubelet operation produced an error: PrepareResources, UnprepareResources, a reconcile
+pass, a plugin registration, or a kubelet start (checkpoint load)."""
+
+CheckpointCorruption = Literal["checksum", "truncate", "invalidJson", "legacyFormat", "content"]
+"""How ``corruptCheckpoint`` damages the kubelet's dra_manager_state file."""
+
+ApiServerMode = Literal["auto", "memory", "http"]
+"""How the API server is reached: in-process, over HTTP, or chosen by the runner (auto)."""
+
+ResourceApiVersion = Literal["v1", "v1beta2", "v1beta1"]
+"""resource.k8s.io versions the fake API server can serve."""
+
+DEFAULT_SERVICES: tuple[KubeletService, ...] = ("v1.DRAPlugin", "v1beta1.DRAPlugin")
+
+
+def doc(text: str, **extra: Any) -> dict[str, Any]:
+    """Field metadata: the description plus optional ``yaml`` (key override) or ``minimum``."""
+    return {"description": text, **extra}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ErrorMatch:
+    """How an error message is matched. In YAML a plain string means ``contains``."""
+
+    contains: str = field(default="", metadata=doc("The error message must contain this text."))
+    matches: str = field(
+        default="", metadata=doc("A Python regular expression that must be found in the message (re.search).")
+    )
+
+    def describe(self) -> str:
+        """A short human form for reports: ``contains 'x'`` or ``matches /x/``."""
+        return f"matches /{self.matches}/" if self.matches else f"contains {self.contains!r}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class PluginFault:
+    """One fault rule for a DRA plugin's gRPC methods.
+
+    Rules are checked in the order they were added; the first rule that matches a call
+    and still has uses left applies. Transport faults (code, delay, hang) can be applied
+    by the kubelet's client interceptor and so work against real drivers; protocol faults
+    (error, missingClaim, unknownUID, crash) need the fake plugin.
+    """
+
+    driver: str = field(
+        default="",
+        metadata=doc("Driver whose calls are affected; may be omitted when the scenario has one driver."),
+    )
+    rpc: Rpc = field(metadata=doc("The gRPC method this rule applies to."))
+    claim: str = field(
+        default="",
+        metadata=doc(
+            "Only calls whose request carries this claim (``namespace/name``, or ``name`` in namespace "
+            "default); empty matches every call."
+        ),
+    )
+    code: GrpcCode | None = field(
+        default=None, metadata=doc("Fail the whole call with this gRPC status code.")
+    )
+    message: str = field(default="", metadata=doc("Status message sent with ``code``."))
+    error: str = field(
+        default="",
+        metadata=doc(
+            "Answer, but set this per-claim error string for ``claim`` (or for every claim in the request)."
+        ),
+    )
+    missing_claim: bool = field(
+        default=False,
+        metadata=doc(
+            "Answer, but leave ``claim`` (or every claim) out of the reply, "
+            "so the kubelet reports 'skipped N ResourceClaims'."
+        ),
+    )
+    unknown_uid: bool = field(
+        default=False, metadata=doc("Answer, and add an entry for a claim UID that was not requested.")
+    )
+    delay: float = field(
+        default=0.0,
+        metadata=doc(
+            "Nominal seconds to wait before answering "
+            "(longer than callTimeout means the kubelet sees DEADLINE_EXCEEDED).",
+            minimum=0,
+        ),
+    )
+    hang: bool = field(
+        default=False,
+        metadata=doc(
+            "Never answer: the call ends only when the kubelet's callTimeout expires or the plugin stops."
+        ),
+    )
+    crash: bool = field(
+        default=False,
+        metadata=doc(
+            "The plugin process dies after receiving the call, before replying "
+            "(its persisted state is whatever it wrote so far)."
+        ),
+    )
+    times: int = field(
+        default=0,
+        metadata=doc(
+            "How many matching calls the rule affects; 0 means every matching call from now on.", minimum=0
+        ),
+    )
+    after: int = field(
+        default=0,
+        metadata=doc(
+            "Let this many matching calls through unharmed before the rule starts to apply.", minimum=0
+        ),
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApiFault:
+    """One fault rule for the fake API server (it answers with a Kubernetes Status error)."""
+
+    verb: ApiVerb = field(default="any", metadata=doc("Request verb to match."))
+    resource: str = field(
+        default="",
+        metadata=doc(
+            "Plural resource to match, e.g. resourceclaims, resourceslices, nodes, pods; empty matches all."
+        ),
+    )
+    name: str = field(default="", metadata=doc("Object name to match; empty matches all."))
+    client: ApiClient = field(default="any", metadata=doc("Whose requests are affected."))
+    code: int = field(
+        default=0,
+        metadata=doc(
+            "HTTP status to answer with (404, 409, 429, 500, 503, ...); "
+            "0 means answer normally (use with delay).",
+            minimum=0,
+        ),
+    )
+    message: str = field(default="", metadata=doc("Message of the Status error."))
+    delay: float = field(
+        default=0.0, metadata=doc("Nominal seconds of latency added before answering.", minimum=0)
+    )
+    drop_watches: bool = field(
+        default=False, metadata=doc("Close every open watch that matches once, when the rule is added.")
+    )
+    times: int = field(
+        default=0,
+        metadata=doc("How many matching requests the rule affects; 0 means all from now on.", minimum=0),
+    )
+    after: int = field(
+        default=0, metadata=doc("Let this many matching requests through before the rule applies.", minimum=0)
+    )

@@ -1,0 +1,294 @@
+"""Expectation steps: checks that only read the world (journal, checkpoint, CDI dir, API server).
+
+An expectation never changes anything. ``since`` (where present) limits it to what was
+journaled after a point: ``start`` (the whole run), ``previous`` (since the previous step
+of the same name, or the start) or the name of an earlier ``mark`` step. Pods are named
+by pod name; the runner maps names to the UIDs it gave them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from drasim.scenario.common import ErrorMatch, GrpcCode, Health, KubeletOperation, PodPhase, Rpc, doc
+from drasim.scenario.registry import step
+
+_SINCE = "Window: 'start', 'previous' (the previous step of this name) or an earlier mark's name."
+_DRIVER_ANY = "Driver name; empty means every driver."
+
+
+@dataclass(frozen=True, kw_only=True)
+class CallMatch:
+    """One expected gRPC call, as the kubelet saw it."""
+
+    method: Rpc = field(metadata=doc("The gRPC method."))
+    driver: str = field(default="", metadata=doc(_DRIVER_ANY))
+    claims: list[str] | None = field(
+        default=None, metadata=doc("The exact set of claims in the request (namespace/name or name).")
+    )
+    code: GrpcCode | None = field(
+        default=None,
+        metadata=doc("The status the call ended with as the kubelet saw it (a per-claim error is still OK)."),
+    )
+
+
+@step("expectCalls")
+@dataclass(frozen=True, kw_only=True)
+class ExpectCalls:
+    """Check the gRPC calls the kubelet made to plugins within the window.
+
+    Counts are exact. ``calls`` must equal the window's calls exactly — restricted to the
+    driver, to ``claim`` and to the methods that appear in ``calls`` — in order unless
+    ``ordered: false``.
+    """
+
+    driver: str = field(default="", metadata=doc(_DRIVER_ANY))
+    since: str = field(default="start", metadata=doc(_SINCE))
+    claim: str = field(default="", metadata=doc("Only count calls whose request carries this claim."))
+    node_prepare_resources: int | None = field(
+        default=None,
+        metadata=doc("Exact number of NodePrepareResources calls.", yaml="NodePrepareResources", minimum=0),
+    )
+    node_unprepare_resources: int | None = field(
+        default=None,
+        metadata=doc(
+            "Exact number of NodeUnprepareResources calls.", yaml="NodeUnprepareResources", minimum=0
+        ),
+    )
+    get_info: int | None = field(
+        default=None, metadata=doc("Exact number of GetInfo calls.", yaml="GetInfo", minimum=0)
+    )
+    notify_registration_status: int | None = field(
+        default=None,
+        metadata=doc(
+            "Exact number of NotifyRegistrationStatus calls.", yaml="NotifyRegistrationStatus", minimum=0
+        ),
+    )
+    node_watch_resources: int | None = field(
+        default=None,
+        metadata=doc(
+            "Exact number of NodeWatchResources streams opened.", yaml="NodeWatchResources", minimum=0
+        ),
+    )
+    calls: list[CallMatch] | None = field(default=None, metadata=doc("The exact sequence of calls."))
+    ordered: bool = field(default=True, metadata=doc("Whether ``calls`` must come in the given order."))
+
+    def counts(self) -> dict[str, int]:
+        """The per-method counts that were given, keyed by gRPC method name."""
+        given = {
+            "NodePrepareResources": self.node_prepare_resources,
+            "NodeUnprepareResources": self.node_unprepare_resources,
+            "GetInfo": self.get_info,
+            "NotifyRegistrationStatus": self.notify_registration_status,
+            "NodeWatchResources": self.node_watch_resources,
+        }
+        return {method: count for method, count in given.items() if count is not None}
+
+
+@step("expectError", shorthand="contains")
+@dataclass(frozen=True, kw_only=True)
+class ExpectError:
+    """At least one kubelet error in the window matches.
+
+    Errors of automatic retries and of reconcile passes count too.
+    """
+
+    contains: str = field(default="", metadata=doc("The message must contain this text."))
+    matches: str = field(default="", metadata=doc("A regular expression found in the message (re.search)."))
+    operation: KubeletOperation = field(default="any", metadata=doc("Only errors of this kubelet operation."))
+    pod: str = field(default="", metadata=doc("Only errors for this pod."))
+    since: str = field(default="previous", metadata=doc(_SINCE))
+
+    def matcher(self) -> ErrorMatch:
+        """The message matcher."""
+        return ErrorMatch(contains=self.contains, matches=self.matches)
+
+
+@step("expectNoError")
+@dataclass(frozen=True, kw_only=True)
+class ExpectNoError:
+    """No kubelet error at all was journaled in the window (for the operation, if given)."""
+
+    operation: KubeletOperation = field(default="any", metadata=doc("Only errors of this kubelet operation."))
+    since: str = field(default="start", metadata=doc(_SINCE))
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeviceMatch:
+    """One device of a checkpoint entry; unset fields are not compared."""
+
+    device: str = field(metadata=doc("Device name."))
+    pool: str = field(default="", metadata=doc("Pool name; empty matches any."))
+    requests: list[str] | None = field(default=None, metadata=doc("Exact RequestNames."))
+    cdi_ids: list[str] | None = field(default=None, metadata=doc("Exact CDIDeviceIDs.", yaml="cdiIDs"))
+    share_id: str | None = field(default=None, metadata=doc("Exact ShareID.", yaml="shareID"))
+
+
+@dataclass(frozen=True, kw_only=True)
+class DriverCheckpoint:
+    """What a checkpoint entry holds for one driver."""
+
+    devices: list[DeviceMatch] | None = field(
+        default=None, metadata=doc("The exact device list, in stored order.")
+    )
+    device_count: int | None = field(
+        default=None, metadata=doc("Exact number of devices (catches duplicated devices).", minimum=0)
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClaimCheckpoint:
+    """What the checkpoint holds for one claim; unset fields are not compared."""
+
+    uid: str | None = field(default=None, metadata=doc("Exact ClaimUID."))
+    pods: list[str] | None = field(default=None, metadata=doc("The exact set of pods (by name) in PodUIDs."))
+    drivers: dict[str, DriverCheckpoint] | None = field(
+        default=None, metadata=doc("Per driver; the key set must match exactly.")
+    )
+
+
+@step("expectCheckpoint")
+@dataclass(frozen=True, kw_only=True)
+class ExpectCheckpoint:
+    """Read the kubelet's dra_manager_state file from disk and check it."""
+
+    valid: bool = field(
+        default=True,
+        metadata=doc(
+            "The file exists and decodes (envelope, CRC-32, kind, apiVersion); "
+            "false: it is missing or does not decode."
+        ),
+    )
+    entries: int | None = field(default=None, metadata=doc("Exact number of claim entries.", minimum=0))
+    claims: dict[str, ClaimCheckpoint] = field(
+        default_factory=dict,
+        metadata=doc("Entries that must be present, keyed by claim (namespace/name or name)."),
+    )
+    absent: list[str] = field(default_factory=list, metadata=doc("Claims that must not have an entry."))
+
+
+@step("expectCdiDevices")
+@dataclass(frozen=True, kw_only=True)
+class ExpectCdiDevices:
+    """Check the CDI device IDs the kubelet hands a container (GetResources), computed now."""
+
+    pod: str = field(metadata=doc("Pod name."))
+    container: str = field(
+        default="", metadata=doc("Container name; empty means the pod's only (first) container.")
+    )
+    ids: list[str] | None = field(
+        default=None, metadata=doc("The exact list, in order, duplicates included.")
+    )
+    count: int | None = field(default=None, metadata=doc("Exact number of IDs.", minimum=0))
+    unique: bool | None = field(default=None, metadata=doc("true: no ID appears twice; false: some ID does."))
+    well_formed: bool | None = field(
+        default=None, metadata=doc("true: every ID is a valid qualified CDI name 'vendor/class=name'.")
+    )
+    expect_error: ErrorMatch | str | None = field(
+        default=None, metadata=doc("GetResources must fail with a matching error.")
+    )
+
+
+@step("expectCdiSpecs")
+@dataclass(frozen=True, kw_only=True)
+class ExpectCdiSpecs:
+    """Check the CDI spec files in the node's CDI directory."""
+
+    present: list[str] = field(
+        default_factory=list,
+        metadata=doc("Glob patterns (relative to the CDI dir) that must each match a file."),
+    )
+    absent: list[str] = field(default_factory=list, metadata=doc("Glob patterns that must match no file."))
+    count: int | None = field(
+        default=None, metadata=doc("Exact number of spec files (*.json, *.yaml).", minimum=0)
+    )
+    valid: bool = field(
+        default=True,
+        metadata=doc(
+            "Every spec parses: cdiVersion, kind 'vendor/class', "
+            "devices with names and non-empty containerEdits."
+        ),
+    )
+    resolvable: bool = field(
+        default=False,
+        metadata=doc("Every CDI ID handed to a container of a Running pod names a device in some spec file."),
+    )
+
+
+@step("expectMightNeedUnprepare", mapping_field="pods")
+@dataclass(frozen=True, kw_only=True)
+class ExpectMightNeedUnprepare:
+    """PodMightNeedToUnprepareResources for each pod, e.g. ``{a: true, b: false}``."""
+
+    pods: dict[str, bool] = field(default_factory=dict, metadata=doc("Pod name -> expected answer."))
+
+
+@step("expectMetric")
+@dataclass(frozen=True, kw_only=True)
+class ExpectMetric:
+    """Check one series of the emulated kubelet's metrics (exact label set)."""
+
+    name: str = field(metadata=doc("Metric family, e.g. dra_resource_claims_in_use."))
+    labels: dict[str, str] = field(default_factory=dict, metadata=doc("The series' exact labels."))
+    value: float | None = field(default=None, metadata=doc("Gauge value."))
+    count: int | None = field(default=None, metadata=doc("Histogram: number of observations.", minimum=0))
+    present: bool | None = field(default=None, metadata=doc("Whether the series exists at all."))
+
+
+@step("expectResourceSlices")
+@dataclass(frozen=True, kw_only=True)
+class ExpectResourceSlices:
+    """Count the ResourceSlices in the API server for a driver and node."""
+
+    driver: str = field(default="", metadata=doc(_DRIVER_ANY))
+    node: str = field(default="", metadata=doc("Node name; empty means the kubelet's node."))
+    count: int | None = field(default=None, metadata=doc("Exact number of slices.", minimum=0))
+    devices: int | None = field(
+        default=None, metadata=doc("Exact number of devices across those slices.", minimum=0)
+    )
+
+
+@step("expectRegistered", shorthand="driver")
+@dataclass(frozen=True, kw_only=True)
+class ExpectRegistered:
+    """Check the kubelet's plugin registrations for a driver."""
+
+    driver: str = field(
+        default="", metadata=doc("Driver name; may be omitted when the scenario has one driver.")
+    )
+    registered: bool = field(default=True, metadata=doc("Whether at least one instance is registered."))
+    service: str | None = field(
+        default=None, metadata=doc("The DRA service chosen for the newest instance, e.g. v1.DRAPlugin.")
+    )
+    instances: int | None = field(
+        default=None, metadata=doc("Exact number of registered instances.", minimum=0)
+    )
+    connected: bool | None = field(default=None, metadata=doc("Whether some instance is connected."))
+
+
+@step("expectPod")
+@dataclass(frozen=True, kw_only=True)
+class ExpectPod:
+    """Check a pod's phase as the runner tracks it."""
+
+    pod: str = field(metadata=doc("Pod name."))
+    phase: PodPhase = field(metadata=doc("Expected phase."))
+
+
+@step("expectHealth")
+@dataclass(frozen=True, kw_only=True)
+class ExpectHealth:
+    """Check a container's ``allocatedResourcesStatus`` entry ``claim:<claim>[/<request>]``.
+
+    Every resource listed in that entry must have the given health.
+    """
+
+    pod: str = field(metadata=doc("Pod name."))
+    container: str = field(default="", metadata=doc("Container name; empty means the first."))
+    claim: str = field(metadata=doc("Pod claim name."))
+    request: str = field(default="", metadata=doc("Request name, when the container names one."))
+    health: Health = field(metadata=doc("Expected health."))
+    resource_id: str = field(
+        default="",
+        metadata=doc("Only this resource ID (first CDI ID, else driver/pool/device).", yaml="resourceID"),
+    )
