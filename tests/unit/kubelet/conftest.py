@@ -16,7 +16,12 @@ from typing import Any
 import pytest
 
 from drasim.clock import VirtualClock
-from drasim.errors import ApiError, CheckpointError, CorruptCheckpointError, DriverNotRegisteredError, RpcError
+from drasim.errors import (
+    ApiError,
+    CheckpointError,
+    CorruptCheckpointError,
+    DriverNotRegisteredError,
+)
 from drasim.kubelet.claiminfo import ClaimInfo
 from drasim.kubelet.features import FeatureGates
 from drasim.kubelet.manager import Manager
@@ -197,7 +202,9 @@ def make_pod(
 ) -> dict[str, Any]:
     """A pod whose spec.resourceClaims name ``claims`` (directly, or through templates)."""
     pod_claims = [
-        {"name": c, "resourceClaimTemplateName": f"{c}-template"} if template else {"name": c, "resourceClaimName": c}
+        {"name": c, "resourceClaimTemplateName": f"{c}-template"}
+        if template
+        else {"name": c, "resourceClaimName": c}
         for c in claims
     ]
     resources: dict[str, Any] = {
@@ -297,7 +304,7 @@ class Harness:
         self.hook_points.append(point)
         self.clock.advance(0.25)
         if point == self.crash_at:
-            raise SimulatedCrash(point)
+            raise SimulatedCrashError(point)
 
     def new_manager(self) -> Manager:
         return Manager(
@@ -328,7 +335,7 @@ class Harness:
         return sum(len(c.unprepare_calls) for c in self.drivers.plugins.values())
 
 
-class SimulatedCrash(Exception):
+class SimulatedCrashError(Exception):
     """Raised by the harness hook to emulate a kubelet crash at a named point."""
 
 
@@ -354,7 +361,7 @@ class Kit:
     claim = staticmethod(make_claim)
     claim_info = staticmethod(make_claim_info)
     Harness = Harness
-    SimulatedCrash = SimulatedCrash
+    SimulatedCrashError = SimulatedCrashError
     FakeDriverClient = FakeDriverClient
     MemoryCheckpointStore = MemoryCheckpointStore
 

@@ -37,7 +37,8 @@ def expected_state(kit, **device) -> dict[str, DriverState]:
 def test_claim_does_not_exist(harness, kit) -> None:
     message = prepare_error(harness, kit.pod())
     assert message == (
-        'prepare dynamic resources: fetch ResourceClaim test-claim: resourceclaims.resource.k8s.io "test-claim" not found'
+        "prepare dynamic resources: fetch ResourceClaim test-claim: "
+        'resourceclaims.resource.k8s.io "test-claim" not found'
     )
     assert harness.prepare_count() == 0
     assert op_count(harness, is_error=True) == 1
@@ -176,7 +177,11 @@ def test_extended_resource_claim(kit) -> None:
     extended = {
         "resourceClaimName": kit.CLAIM,
         "requestMappings": [
-            {"containerName": kit.CONTAINER, "resourceName": "example.com/gpu", "requestName": kit.EXT_REQUEST}
+            {
+                "containerName": kit.CONTAINER,
+                "resourceName": "example.com/gpu",
+                "requestName": kit.EXT_REQUEST,
+            }
         ],
     }
     pod = kit.pod(claims=(), extended=extended, requests={"example.com/gpu": "1"})
@@ -225,7 +230,10 @@ def test_prepared_and_new_claim(harness, kit) -> None:
     assert [c.name for c in harness.driver.prepare_calls[1]] == ["test-claim-second"]
     for name in (kit.CLAIM, "test-claim-second"):
         assert harness.manager.is_prepared(kit.NAMESPACE, name)
-    assert harness.manager.claim_info(kit.NAMESPACE, kit.CLAIM).pod_uids == {"test-pod-uid-1", "test-pod-uid-2"}
+    assert harness.manager.claim_info(kit.NAMESPACE, kit.CLAIM).pod_uids == {
+        "test-pod-uid-1",
+        "test-pod-uid-2",
+    }
 
 
 def test_template_claim_must_be_owned_by_pod(harness, kit) -> None:
@@ -254,7 +262,10 @@ def test_template_claim_not_created_yet_and_skipped(harness, kit) -> None:
 
 def test_not_allocated(harness, kit) -> None:
     harness.claims.add(kit.claim(allocated=False))
-    assert prepare_error(harness, kit.pod()) == "prepare dynamic resources: ResourceClaim test-claim: not allocated"
+    assert (
+        prepare_error(harness, kit.pod())
+        == "prepare dynamic resources: ResourceClaim test-claim: not allocated"
+    )
 
 
 def test_validation_fails_before_any_cache_change(harness, kit) -> None:
@@ -284,7 +295,9 @@ def test_one_batch_per_driver_and_multi_driver_claim(harness, kit) -> None:
     assert [[c.name for c in call] for call in other.prepare_calls] == [["both"]]
     both = harness.manager.claim_info(kit.NAMESPACE, "both")
     assert set(both.driver_state) == {kit.DRIVER, "other.example.com"}
-    assert both.driver_state["other.example.com"].devices[0].cdi_device_ids == ("other.example.com/test=claim-both-uid",)
+    assert both.driver_state["other.example.com"].devices[0].cdi_device_ids == (
+        "other.example.com/test=claim-both-uid",
+    )
 
 
 def test_allocation_without_results_needs_no_rpc(harness, kit) -> None:
@@ -340,7 +353,8 @@ def test_journal_records_each_operation(harness, kit) -> None:
     assert kubelet_events[0]["error"] is None
     assert kubelet_events[0]["duration"] == pytest.approx(1.0)  # four hook points, 0.25 s each
     assert kubelet_events[1]["error"] == (
-        "prepare dynamic resources: pod p2 (uid-2) is not allowed to use ResourceClaim test-claim (test-claim-uid)"
+        "prepare dynamic resources: pod p2 (uid-2) is not allowed to use "
+        "ResourceClaim test-claim (test-claim-uid)"
     )
 
 
@@ -351,5 +365,8 @@ def test_duration_is_observed_from_the_clock(harness, kit) -> None:
     assert (
         'dra_operations_duration_seconds_sum{is_error="false",operation_name="PrepareResources"} 1.0' in text
     )
-    assert 'dra_operations_duration_seconds_bucket{is_error="false",operation_name="PrepareResources",le="1"} 1' in text
+    assert (
+        'dra_operations_duration_seconds_bucket{is_error="false",operation_name="PrepareResources",le="1"} 1'
+        in text
+    )
     assert 'le="0.5"} 0' in text
