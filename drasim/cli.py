@@ -18,7 +18,12 @@ from drasim import __version__
 from drasim.errors import DrasimError
 
 # Subcommand modules, in the order `drasim --help` lists them.
-COMMAND_MODULES: tuple[str, ...] = ("drasim.commands.checkpoint", "drasim.commands.fake_plugin")
+COMMAND_MODULES: tuple[str, ...] = (
+    "drasim.commands.checkpoint",
+    "drasim.commands.fake_plugin",
+    "drasim.commands.validate",
+    "drasim.commands.list_cmd",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
