@@ -34,13 +34,14 @@ def test_html_characters_and_line_separators_are_escaped_like_go():
     data = codec.encode_data([state])
     assert '"ClaimName":"\\u003ca\\u0026b\\u003e\\u2028\\u2029"' in data
     blob = codec.encode([state])
-    assert b"<" not in blob and b"&" not in blob
-    assert b'\\\\u003ca\\\\u0026b' in blob
+    assert b"<" not in blob
+    assert b"&" not in blob
+    assert b"\\\\u003ca\\\\u0026b" in blob
     assert codec.decode(blob).entries == [state]
 
 
 def test_control_characters_use_go_escapes():
-    assert gojson.go_marshal("\b\f\n\r\t\x00\x1f\x7f\"\\é") == '"\\b\\f\\n\\r\\t\\u0000\\u001f\x7f\\"\\\\é"'
+    assert gojson.go_marshal('\b\f\n\r\t\x00\x1f\x7f"\\é') == '"\\b\\f\\n\\r\\t\\u0000\\u001f\x7f\\"\\\\é"'
 
 
 def test_null_versus_empty_is_kept():
@@ -51,7 +52,9 @@ def test_null_versus_empty_is_kept():
             claim_uid="3",
             claim_name="c",
             namespace="n",
-            driver_state={"d": DriverState(devices=[Device("p", "x", request_names=(), cdi_device_ids=None)])},
+            driver_state={
+                "d": DriverState(devices=[Device("p", "x", request_names=(), cdi_device_ids=None)])
+            },
         ),
     ]
     data = codec.encode_data(states)
@@ -82,7 +85,10 @@ def test_map_keys_are_sorted_and_entries_are_in_the_stated_order():
 
 def test_share_id_is_written_when_set():
     state = ClaimInfoState(
-        claim_uid="u", claim_name="c", namespace="n", driver_state={"d": DriverState([Device("p", "x", share_id="s-1")])}
+        claim_uid="u",
+        claim_name="c",
+        namespace="n",
+        driver_state={"d": DriverState([Device("p", "x", share_id="s-1")])},
     )
     assert '"ShareID":"s-1"' in codec.encode_data([state])
     assert codec.decode(codec.encode([state])).entries == [state]
@@ -90,7 +96,10 @@ def test_share_id_is_written_when_set():
 
 def test_writing_a_share_id_without_the_key_is_refused():
     state = ClaimInfoState(
-        claim_uid="u", claim_name="c", namespace="n", driver_state={"d": DriverState([Device("p", "x", share_id="s")])}
+        claim_uid="u",
+        claim_name="c",
+        namespace="n",
+        driver_state={"d": DriverState([Device("p", "x", share_id="s")])},
     )
     with pytest.raises(CheckpointError, match="has ShareID 's'"):
         codec.encode([state], share_id=False)
@@ -115,7 +124,9 @@ def test_unknown_keys_are_ignored_and_the_last_duplicate_wins():
 
 def test_null_elements_decode_to_zero_values():
     decoded = codec.decode(wrap('[null,{"DriverState":{"d":null},"PodUIDs":{"p":null}}]')).entries
-    assert decoded[0] == ClaimInfoState(claim_uid="", claim_name="", namespace="", pod_uids=None, driver_state=None)
+    assert decoded[0] == ClaimInfoState(
+        claim_uid="", claim_name="", namespace="", pod_uids=None, driver_state=None
+    )
     assert decoded[1].driver_state == {"d": DriverState()}
     assert decoded[1].pod_uids == {"p"}
 
@@ -126,21 +137,24 @@ def test_lone_surrogates_become_replacement_characters_as_in_go():
 
 
 def test_missing_list_key_means_a_null_list():
-    decoded = codec.decode(codec.envelope('{"kind":"DRACheckpoint","apiVersion":"checkpoint.dra.kubelet.k8s.io/v1"}'))
-    assert decoded.list_is_null and decoded.entries == []
+    decoded = codec.decode(
+        codec.envelope('{"kind":"DRACheckpoint","apiVersion":"checkpoint.dra.kubelet.k8s.io/v1"}')
+    )
+    assert decoded.list_is_null
+    assert decoded.entries == []
 
 
 # --- reading: error messages ---------------------------------------------------------
 
 
 def test_invalid_json_names_the_position():
-    assert corrupt('{"Data":x}') == (
-        "invalid JSON in file at line 1 column 9 (char 8): Expecting value"
-    )
+    assert corrupt('{"Data":x}') == ("invalid JSON in file at line 1 column 9 (char 8): Expecting value")
 
 
 def test_invalid_json_position_counts_lines():
-    assert corrupt('{\n  "Data": "x",\n  oops\n}').startswith("invalid JSON in file at line 3 column 3 (char 19)")
+    assert corrupt('{\n  "Data": "x",\n  oops\n}').startswith(
+        "invalid JSON in file at line 3 column 3 (char 19)"
+    )
 
 
 def test_invalid_inner_json_says_data():
@@ -177,9 +191,15 @@ def test_outer_structure_errors(document, message):
     ("inner", "message"),
     [
         ("[]", "Data: expected a JSON object, got array"),
-        ('{"apiVersion":"checkpoint.dra.kubelet.k8s.io/v1"}', 'Data: missing kind (expected "DRACheckpoint")'),
+        (
+            '{"apiVersion":"checkpoint.dra.kubelet.k8s.io/v1"}',
+            'Data: missing kind (expected "DRACheckpoint")',
+        ),
         ('{"kind":"Other","apiVersion":"x"}', 'Data.kind: expected "DRACheckpoint", got string "Other"'),
-        ('{"kind":"DRACheckpoint"}', 'Data: missing apiVersion (expected "checkpoint.dra.kubelet.k8s.io/v1")'),
+        (
+            '{"kind":"DRACheckpoint"}',
+            'Data: missing apiVersion (expected "checkpoint.dra.kubelet.k8s.io/v1")',
+        ),
         (
             '{"kind":"DRACheckpoint","apiVersion":"checkpoint.dra.kubelet.k8s.io/v2"}',
             'Data.apiVersion: expected "checkpoint.dra.kubelet.k8s.io/v1", got string',
@@ -198,18 +218,21 @@ def test_type_meta_errors(inner, message):
         ("[5]", "Data.ClaimInfoStateList[0]: expected an object or null, got number 5"),
         ('[{"ClaimUID":5}]', "Data.ClaimInfoStateList[0].ClaimUID: expected a string, got number 5"),
         ('[{},{"PodUIDs":[]}]', "Data.ClaimInfoStateList[1].PodUIDs: expected an object or null, got array"),
-        ('[{"PodUIDs":{"p":1}}]', 'Data.ClaimInfoStateList[0].PodUIDs["p"]: expected an object or null, got number 1'),
+        (
+            '[{"PodUIDs":{"p":1}}]',
+            'Data.ClaimInfoStateList[0].PodUIDs["p"]: expected an object or null, got number 1',
+        ),
         (
             '[{"DriverState":{"d":{"Devices":{}}}}]',
             'Data.ClaimInfoStateList[0].DriverState["d"].Devices: expected an array or null, got object',
         ),
         (
             '[{"DriverState":{"d":{"Devices":[{"RequestNames":["a",1]}]}}}]',
-            'Data.ClaimInfoStateList[0].DriverState["d"].Devices[0].RequestNames[1]: expected a string, got number 1',
+            'Data.ClaimInfoStateList[0].DriverState["d"].Devices[0].RequestNames[1]: expected a string, got number 1',  # noqa: E501
         ),
         (
             '[{"DriverState":{"d":{"Devices":[{"ShareID":7}]}}}]',
-            'Data.ClaimInfoStateList[0].DriverState["d"].Devices[0].ShareID: expected a string or null, got number 7',
+            'Data.ClaimInfoStateList[0].DriverState["d"].Devices[0].ShareID: expected a string or null, got number 7',  # noqa: E501
         ),
         (
             '[{"DriverState":{"d":{"skipNodeOperations":["All"]}}}]',
@@ -222,7 +245,9 @@ def test_entry_type_errors_name_the_json_path(entries, message):
 
 
 def test_entries_variant_paths_use_its_key():
-    blob = codec.envelope('{"kind":"DRACheckpoint","apiVersion":"checkpoint.dra.kubelet.k8s.io/v1","Entries":[1]}')
+    blob = codec.envelope(
+        '{"kind":"DRACheckpoint","apiVersion":"checkpoint.dra.kubelet.k8s.io/v1","Entries":[1]}'
+    )
     assert corrupt(blob).startswith("Data.Entries[0]:")
 
 
@@ -236,7 +261,10 @@ def test_entries_variant_paths_use_its_key():
             '{"version":"v1","entries":[{"ResourceHandles":[{"structuredData":{}}]}]}',
             "entries[0].ResourceHandles[0].structuredData: structured resource handles are not supported",
         ),
-        ('{"version":"v1","checksum":18446744073709551616}', "checksum: number 18446744073709551616 overflows uint64"),
+        (
+            '{"version":"v1","checksum":18446744073709551616}',
+            "checksum: number 18446744073709551616 overflows uint64",
+        ),
     ],
 )
 def test_legacy_structure_errors(document, message):
@@ -248,7 +276,8 @@ def test_legacy_file_with_a_null_entry_list():
 
     stored = legacy_checksum("v1", None, LegacyLayout.V1_30)
     decoded = codec.decode(f'{{"version":"v1","entries":null,"checksum":{stored}}}'.encode())
-    assert decoded.list_is_null and decoded.variant == "1.30"
+    assert decoded.list_is_null
+    assert decoded.variant == "1.30"
     # an absent list is an empty (non-nil) one, as NewDRAManagerCheckpoint starts with
     stored = legacy_checksum("v1", [], LegacyLayout.V1_30)
     assert codec.decode(f'{{"version":"v1","checksum":{stored}}}'.encode()).list_is_null is False

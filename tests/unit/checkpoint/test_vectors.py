@@ -99,10 +99,14 @@ def test_truncated_json_is_unexpected_end_of_input(content):
 
 def test_fresh_checkpoint_has_a_null_list_and_the_reference_checksum():
     data = codec.encode_data(None)
-    assert data == '{"kind":"DRACheckpoint","apiVersion":"checkpoint.dra.kubelet.k8s.io/v1","ClaimInfoStateList":null}'
+    assert (
+        data
+        == '{"kind":"DRACheckpoint","apiVersion":"checkpoint.dra.kubelet.k8s.io/v1","ClaimInfoStateList":null}'  # noqa: E501
+    )
     assert codec.checksum(data) == 4010664294
     decoded = codec.decode(codec.encode(None))
-    assert decoded.list_is_null and decoded.entries == []
+    assert decoded.list_is_null
+    assert decoded.entries == []
     assert decoded.share_id_written is None
 
 
@@ -161,7 +165,9 @@ def _legacy_single(with_handles: bool) -> LegacyClaimInfoState:
         claim_name="example",
         namespace="default",
         pod_uids={"139cdb46-f989-4f17-9561-ca10cfb509a6"},
-        resource_handles=[LegacyResourceHandle("test-driver.cdi.k8s.io", '{"a": "b"}')] if with_handles else None,
+        resource_handles=[LegacyResourceHandle("test-driver.cdi.k8s.io", '{"a": "b"}')]
+        if with_handles
+        else None,
         cdi_devices={"test-driver.cdi.k8s.io": ("example.com/example=cdi-example",)},
     )
 
@@ -196,7 +202,10 @@ def test_old_checkpoint_restore_uses_the_compatibility_path(golden):
 
 
 def test_1_26_sets_string_layout_checksum():
-    assert fnv1a_32(spew_dump("v1", [_legacy_single(False)], LegacyLayout.V1_26_SETS_STRING).encode()) == 112334432
+    assert (
+        fnv1a_32(spew_dump("v1", [_legacy_single(False)], LegacyLayout.V1_26_SETS_STRING).encode())
+        == 112334432
+    )
 
 
 def test_1_27_layout_differs_from_1_30_only_with_handles():
@@ -211,7 +220,9 @@ def test_legacy_invalid_checksum_is_corrupted(golden):
     with pytest.raises(CorruptCheckpointError) as info:
         codec.decode(golden("legacy-invalid-checksum"))
     message = str(info.value)
-    assert message.startswith("checkpoint is corrupted: checksum mismatch: stored 1988120168, computed 453625682")
+    assert message.startswith(
+        "checkpoint is corrupted: checksum mismatch: stored 1988120168, computed 453625682"
+    )
     assert "1.26: 153446146" in message
 
 
