@@ -1,0 +1,370 @@
+"""KubeClientCluster: the Cluster operations through the kubernetes Python client.
+
+The same class talks to :class:`~drasim.apiserver.http.HttpApiServer` and to a real
+cluster (moto's lesson: the code path under test must not depend on whether the
+server is fake). It builds REST paths itself and sends them with the client's
+generic ``ApiClient`` (``param_serialize`` + ``call_api``), so any served
+resource.k8s.io version can be chosen. ``kubernetes`` is imported lazily.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import os
+import queue
+import threading
+from collections.abc import Iterator, Mapping
+from typing import Any
+from urllib.parse import quote
+
+from drasim.apiserver.kinds import RESOURCE_GROUP, RESOURCE_VERSIONS, Registry, ResourceType
+from drasim.apiserver.port import PATCH_TYPES, KubeObject
+from drasim.apiserver.watch import WatchEvent
+from drasim.errors import ApiError, ConfigError
+
+JSON = "application/json"
+
+
+def _api_error(status: int, body: bytes) -> ApiError:
+    try:
+        data = json.loads(body)
+    except ValueError:
+        data = None
+    if isinstance(data, dict) and data.get("kind") == "Status":
+        return ApiError(
+            int(data.get("code") or status), str(data.get("reason") or ""), str(data.get("message"))
+        )
+    return ApiError(status, "Unknown", body.decode("utf-8", "replace")[:500] or f"HTTP {status}")
+
+
+class KubeWatch:
+    """A watch stream read by a background thread; ``next(timeout)``, iteration and ``stop()``."""
+
+    def __init__(self, response: Any) -> None:
+        self._response = response
+        self._queue: queue.SimpleQueue[WatchEvent | None] = queue.SimpleQueue()
+        self.stopped = False
+        self.error: ApiError | None = None
+        self._thread = threading.Thread(target=self._read, name="drasim-kubewatch", daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        buffer = b""
+        try:
+            for chunk in self._response.stream(amt=None, decode_content=True):
+                buffer += chunk
+                while b"\n" in buffer:
+                    line, buffer = buffer.split(b"\n", 1)
+                    if line.strip():
+                        self._deliver(json.loads(line))
+        except Exception:
+            pass
+        finally:
+            self._queue.put(None)
+
+    def _deliver(self, data: dict[str, Any]) -> None:
+        event = WatchEvent(str(data.get("type")), dict(data.get("object") or {}))
+        if event.type == "ERROR":
+            obj = event.object
+            self.error = ApiError(
+                int(obj.get("code") or 500), str(obj.get("reason")), str(obj.get("message"))
+            )
+        self._queue.put(event)
+
+    def next(self, timeout: float | None = None) -> WatchEvent | None:
+        """The next event, or ``None`` when the stream ended or ``timeout`` passed."""
+        try:
+            event = self._queue.get(timeout=timeout)
+        except queue.Empty:
+            return None
+        if event is None:
+            self._queue.put(None)
+        return event
+
+    def stop(self) -> None:
+        """Close the connection; the reader thread ends."""
+        if self.stopped:
+            return
+        self.stopped = True
+        shutdown = getattr(self._response, "shutdown", None)
+        if shutdown is not None:
+            shutdown()
+        self._response.release_conn()
+
+    def __iter__(self) -> Iterator[WatchEvent]:
+        while True:
+            event = self.next()
+            if event is None:
+                return
+            yield event
+
+    def __enter__(self) -> KubeWatch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class KubeClientCluster:
+    """ClaimReader + Cluster operations over HTTP with the kubernetes Python client.
+
+    ``source`` is a kubeconfig path or a ready ``kubernetes.client.ApiClient``.
+    ``claim_version`` is the resource.k8s.io version :meth:`get_resource_claim` uses.
+    """
+
+    def __init__(
+        self, source: str | os.PathLike[str] | Any, *, claim_version: str = "v1", context: str | None = None
+    ) -> None:
+        if isinstance(source, str | os.PathLike):
+            from kubernetes import config
+
+            try:
+                self.api_client = config.new_client_from_config(
+                    config_file=os.fspath(source), context=context
+                )
+            except (config.ConfigException, OSError) as err:
+                raise ConfigError(f"cannot load kubeconfig {os.fspath(source)!r}: {err}") from err
+        else:
+            self.api_client = source
+        self.claim_version = claim_version
+        self._registry = Registry({RESOURCE_GROUP: RESOURCE_VERSIONS})
+        self._created: list[tuple[str, str, str, str]] = []
+
+    # ---------------------------------------------------------------- plumbing
+    def _type(self, api_version: str, kind: str) -> ResourceType:
+        return self._registry.by_kind(api_version, kind)[0]
+
+    def _path(self, api_version: str, kind: str, namespace: str = "", name: str = "", sub: str = "") -> str:
+        rtype = self._type(api_version, kind)
+        path = f"/apis/{api_version}" if "/" in api_version else f"/api/{api_version}"
+        if rtype.namespaced and namespace:
+            path += f"/namespaces/{quote(namespace, safe='')}"
+        path += f"/{rtype.resource}"
+        for part in (name, sub):
+            if part:
+                path += f"/{quote(part, safe='')}"
+        return path
+
+    def _send(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: list[tuple[str, str]] | None = None,
+        body: Any = None,
+        content_type: str = JSON,
+        timeout: float | None = None,
+    ) -> Any:
+        """One request; returns the urllib3 response (status 2xx) or raises ApiError."""
+        headers = {"Accept": JSON}
+        if body is not None:
+            headers["Content-Type"] = content_type
+        request = self.api_client.param_serialize(
+            method=method,
+            resource_path=path,
+            query_params=query or [],
+            header_params=headers,
+            body=body,
+            auth_settings=["BearerToken"],
+        )
+        response = self.api_client.call_api(*request, _request_timeout=timeout)
+        if not 200 <= response.status <= 299:
+            raise _api_error(response.status, response.read() or b"")
+        return response
+
+    def _json(self, method: str, path: str, **kwargs: Any) -> Any:
+        return json.loads(self._send(method, path, **kwargs).read() or b"null")
+
+    @staticmethod
+    def _id(obj: Mapping[str, Any]) -> tuple[str, str, str, str]:
+        api_version, kind = obj.get("apiVersion"), obj.get("kind")
+        if not isinstance(api_version, str) or not isinstance(kind, str):
+            raise ApiError(400, "BadRequest", "object needs apiVersion and kind")
+        md = obj.get("metadata") or {}
+        return api_version, kind, md.get("namespace") or "", md.get("name") or ""
+
+    def _ns(self, api_version: str, kind: str, namespace: str) -> str:
+        return namespace or ("default" if self._type(api_version, kind).namespaced else "")
+
+    # -------------------------------------------------------------- reading
+    def get_resource_claim(self, namespace: str, name: str) -> KubeObject:
+        """GET resource.k8s.io/<claim_version> ResourceClaim; ApiError 404 when missing or unserved."""
+        return self.get(f"{RESOURCE_GROUP}/{self.claim_version}", "ResourceClaim", name, namespace)
+
+    def get(self, api_version: str, kind: str, name: str, namespace: str = "") -> KubeObject:
+        """GET one object."""
+        ns = self._ns(api_version, kind, namespace)
+        result: KubeObject = self._json("GET", self._path(api_version, kind, ns, name))
+        return result
+
+    def list(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str = "",
+        *,
+        label_selector: str = "",
+        field_selector: str = "",
+    ) -> builtins.list[KubeObject]:
+        """LIST objects, following ``continue`` tokens."""
+        items: builtins.list[KubeObject] = []
+        token = ""
+        while True:
+            query = [*_selectors(label_selector, field_selector), ("limit", "500")]
+            if token:
+                query.append(("continue", token))
+            page = self._json("GET", self._path(api_version, kind, namespace), query=query)
+            items.extend(page.get("items") or [])
+            token = (page.get("metadata") or {}).get("continue") or ""
+            if not token:
+                return items
+
+    # -------------------------------------------------------------- writing
+    def create(self, obj: Mapping[str, Any]) -> KubeObject:
+        """POST; a ``status`` in the manifest is then written through the status subresource."""
+        api_version, kind, namespace, name = self._id(obj)
+        ns = self._ns(api_version, kind, namespace)
+        created: KubeObject = self._json("POST", self._path(api_version, kind, ns), body=dict(obj))
+        md = created.get("metadata") or {}
+        self._created.append((api_version, kind, md.get("namespace") or "", md.get("name") or name))
+        if self._type(api_version, kind).has_status and obj.get("status"):
+            created["status"] = obj["status"]
+            return self.update_status(created)
+        return created
+
+    def apply(self, obj: Mapping[str, Any]) -> KubeObject:
+        """Create, or merge-patch the manifest over the existing object (then its status)."""
+        api_version, kind, namespace, name = self._id(obj)
+        try:
+            self.get(api_version, kind, name, namespace)
+        except ApiError as err:
+            if err.code != 404 or not name:
+                raise
+            return self.create(obj)
+        body = {k: v for k, v in obj.items() if k != "status"}
+        body["metadata"] = {k: v for k, v in (obj.get("metadata") or {}).items() if k != "resourceVersion"}
+        result = self.patch(api_version, kind, name, body, namespace)
+        if self._type(api_version, kind).has_status and "status" in obj:
+            return self.patch(
+                api_version, kind, name, {"status": obj["status"]}, namespace, subresource="status"
+            )
+        return result
+
+    def update(self, obj: Mapping[str, Any]) -> KubeObject:
+        """PUT; a stale resourceVersion raises ApiError 409."""
+        api_version, kind, namespace, name = self._id(obj)
+        ns = self._ns(api_version, kind, namespace)
+        result: KubeObject = self._json("PUT", self._path(api_version, kind, ns, name), body=dict(obj))
+        return result
+
+    def update_status(self, obj: Mapping[str, Any]) -> KubeObject:
+        """PUT the status subresource."""
+        api_version, kind, namespace, name = self._id(obj)
+        ns = self._ns(api_version, kind, namespace)
+        path = self._path(api_version, kind, ns, name, "status")
+        result: KubeObject = self._json("PUT", path, body=dict(obj))
+        return result
+
+    def patch(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        patch: Any,
+        namespace: str = "",
+        *,
+        patch_type: str = "merge",
+        subresource: str = "",
+    ) -> KubeObject:
+        """PATCH with ``patch_type`` merge, json or strategic."""
+        content_type = PATCH_TYPES.get(patch_type)
+        if content_type is None:
+            raise ConfigError(f"unknown patch type {patch_type!r}; valid: {', '.join(PATCH_TYPES)}")
+        ns = self._ns(api_version, kind, namespace)
+        path = self._path(api_version, kind, ns, name, subresource)
+        result: KubeObject = self._json("PATCH", path, body=patch, content_type=content_type)
+        return result
+
+    def delete(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        namespace: str = "",
+        *,
+        uid: str | None = None,
+        resource_version: str | None = None,
+    ) -> KubeObject:
+        """DELETE with optional preconditions (sent as DeleteOptions)."""
+        ns = self._ns(api_version, kind, namespace)
+        pre = {k: v for k, v in (("uid", uid), ("resourceVersion", resource_version)) if v}
+        body = {"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": pre} if pre else None
+        result: KubeObject = self._json("DELETE", self._path(api_version, kind, ns, name), body=body)
+        return result
+
+    def delete_collection(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str = "",
+        *,
+        label_selector: str = "",
+        field_selector: str = "",
+    ) -> builtins.list[KubeObject]:
+        """DELETE on the collection; returns the deleted objects when the server lists them."""
+        query = _selectors(label_selector, field_selector)
+        result = self._json("DELETE", self._path(api_version, kind, namespace), query=query)
+        items: builtins.list[KubeObject] = result.get("items") or [] if isinstance(result, dict) else []
+        return items
+
+    def watch(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str = "",
+        *,
+        resource_version: str | None = None,
+        label_selector: str = "",
+        field_selector: str = "",
+        send_initial_events: bool | None = None,
+        allow_bookmarks: bool = False,
+        timeout_seconds: int = 0,
+    ) -> KubeWatch:
+        """WATCH; events arrive on a background thread (see :class:`KubeWatch`)."""
+        query = [("watch", "true"), *_selectors(label_selector, field_selector)]
+        if resource_version is not None:
+            query.append(("resourceVersion", resource_version))
+        if allow_bookmarks:
+            query.append(("allowWatchBookmarks", "true"))
+        if send_initial_events is not None:
+            query.append(("sendInitialEvents", "true" if send_initial_events else "false"))
+            query.append(("resourceVersionMatch", "NotOlderThan"))
+        if timeout_seconds:
+            query.append(("timeoutSeconds", str(timeout_seconds)))
+        response = self._send("GET", self._path(api_version, kind, namespace), query=query)
+        return KubeWatch(response.response)
+
+    def reset(self) -> None:
+        """POST /drasim/reset on a drasim server; on a real cluster delete what this client created."""
+        try:
+            self._send("POST", "/drasim/reset")
+        except ApiError as err:
+            if err.code != 404:
+                raise
+            for api_version, kind, namespace, name in reversed(self._created):
+                try:
+                    self.delete(api_version, kind, name, namespace)
+                except ApiError as gone:
+                    if gone.code != 404:
+                        raise
+        self._created.clear()
+
+
+def _selectors(label_selector: str, field_selector: str) -> list[tuple[str, str]]:
+    query = []
+    if label_selector:
+        query.append(("labelSelector", label_selector))
+    if field_selector:
+        query.append(("fieldSelector", field_selector))
+    return query
