@@ -120,7 +120,7 @@ class KubeClientCluster:
             from kubernetes import config
 
             try:
-                self.api_client = config.new_client_from_config(
+                self.api_client = config.new_client_from_config(  # type: ignore[no-untyped-call]
                     config_file=os.fspath(source), context=context
                 )
             except (config.ConfigException, OSError) as err:
