@@ -125,6 +125,7 @@ def _note_row(
     if kind == "checkpoint":
         entries = event.get("entries")
         count = len(entries) if isinstance(entries, list) else entries
+        count = "?" if count is None else count
         noun = "entry" if count == 1 else "entries"
         label = f"checkpoint write: {count} {noun}, {event.get('size', '?')} B"
         return Row(kubelet, kubelet, label, False, kind, event)
