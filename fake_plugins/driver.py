@@ -134,12 +134,15 @@ class FakeDriver:
         """The last (plugin_registered, error) the kubelet sent."""
         self.crashed = threading.Event()
         """Set when a ``crash`` fault fired in-process."""
+        self.stopped = threading.Event()
+        """Set when stop(), kill() or an in-process crash has finished (sockets removed or stale)."""
         self._crash_handler = crash_handler
         self._max_workers = max_workers
         self._plan = FaultPlan(self.behaviour.faults)
         self._lifecycle = threading.RLock()
         self._release = threading.Condition()
         self._release_generation = 0
+        self._hung = 0
         self._instance: _Instance | None = None
 
     # --- lifecycle --------------------------------------------------------------
@@ -152,6 +155,7 @@ class FakeDriver:
             self.ready.clear()
             self.registered.clear()
             self.crashed.clear()
+            self.stopped.clear()
             instance = _Instance(self)
             cfg = self.config
             for directory in (cfg.plugin_path.parent, cfg.registration_path.parent, Path(cfg.cdi_dir)):
@@ -224,6 +228,7 @@ class FakeDriver:
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
         instance.stopped.set()
+        self.stopped.set()
 
     def kill(self) -> None:
         """Like SIGKILL: stop serving at once, leave both socket files behind (stale)."""
@@ -235,6 +240,7 @@ class FakeDriver:
         for path in (self.config.plugin_path, self.config.registration_path):
             _leave_stale_socket(path)
         instance.stopped.set()
+        self.stopped.set()
 
     def _detach(self) -> _Instance | None:
         with self._lifecycle:
@@ -305,12 +311,22 @@ class FakeDriver:
             self._release_generation += 1
             self._release.notify_all()
 
+    def wait_hung(self, count: int = 1, timeout: float = 5.0) -> bool:
+        """Wait until at least ``count`` calls are blocked by a ``hang`` fault."""
+        with self._release:
+            return self._release.wait_for(lambda: self._hung >= count, timeout)
+
     def _wait_released(self, instance: _Instance) -> None:
         with self._release:
             generation = self._release_generation
-            self._release.wait_for(
-                lambda: self._release_generation != generation or instance.stop_event.is_set()
-            )
+            self._hung += 1
+            self._release.notify_all()
+            try:
+                self._release.wait_for(
+                    lambda: self._release_generation != generation or instance.stop_event.is_set()
+                )
+            finally:
+                self._hung -= 1
 
     def _on_registration_status(self, registered: bool, error: str) -> None:
         self.registration_status = (registered, error)
