@@ -1,0 +1,139 @@
+"""First-fit search with backtracking over a claim's requests.
+
+Like the scheduler's structured allocator (upstream
+``staging/src/k8s.io/dynamic-resource-allocation/structured/allocator.go``), the
+search takes requests in order and devices in a stable order, tries a
+``firstAvailable`` request's subrequests in order, and backtracks when a later
+request or a constraint (``matchAttribute``, ``distinctAttribute``) cannot be
+met. The first combination found wins; there is no scoring.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any
+
+from drasim.allocator.errors import AllocationError
+from drasim.allocator.inventory import Candidate, DeviceKey
+from drasim.allocator.requests import ALL, Choice
+
+Pick = tuple[Choice, Candidate]
+MAX_STEPS = 200_000
+
+
+@dataclass
+class Option:
+    """A choice with the devices it may take: ``free`` ones and ones ``used`` by other claims."""
+
+    choice: Choice
+    free: list[Candidate]
+    used: list[tuple[Candidate, str]] = field(default_factory=list)
+
+    @property
+    def incomplete_pools(self) -> list[str]:
+        return sorted({f"{c.driver}/{c.pool}" for c in self.free if not c.pool_complete})
+
+    def feasible_alone(self) -> bool:
+        """Whether this option could be met if it were the claim's only request."""
+        if self.choice.mode == ALL:
+            return bool(self.free) and not self.used and not self.incomplete_pools
+        return len(self.free) >= self.choice.count
+
+
+def build_options(
+    choices: Sequence[Choice], candidates: Sequence[Candidate], in_use: Mapping[DeviceKey, str]
+) -> list[Option]:
+    """Split each choice's eligible devices into free and already-allocated ones."""
+    options: list[Option] = []
+    for choice in choices:
+        option = Option(choice, [])
+        for cand in candidates:
+            if not choice.eligible(cand):
+                continue
+            owner = in_use.get(cand.key)
+            if owner is None or choice.admin:
+                option.free.append(cand)
+            else:
+                option.used.append((cand, owner))
+        options.append(option)
+    return options
+
+
+class _Budget:
+    def __init__(self) -> None:
+        self.steps = 0
+
+    def spend(self) -> None:
+        self.steps += 1
+        if self.steps > MAX_STEPS:
+            raise AllocationError(f"gave up after trying {MAX_STEPS} device combinations")
+
+
+def search(
+    per_request: Sequence[Sequence[Option]], constraints: Sequence[Mapping[str, Any]]
+) -> list[Pick] | None:
+    """The first combination of devices meeting every request and constraint, or None."""
+    return _search(per_request, 0, [], constraints, _Budget())
+
+
+def _search(
+    per_request: Sequence[Sequence[Option]],
+    index: int,
+    picked: list[Pick],
+    constraints: Sequence[Mapping[str, Any]],
+    budget: _Budget,
+) -> list[Pick] | None:
+    if index == len(per_request):
+        return list(picked)
+    taken = {cand.key for _, cand in picked}
+    for option in per_request[index]:
+        for devices in _device_sets(option, taken):
+            budget.spend()
+            attempt = picked + [(option.choice, cand) for cand in devices]
+            if not constraints_hold(attempt, constraints):
+                continue
+            found = _search(per_request, index + 1, attempt, constraints, budget)
+            if found is not None:
+                return found
+    return None
+
+
+def _device_sets(option: Option, taken: set[DeviceKey]) -> Iterator[tuple[Candidate, ...]]:
+    available = [c for c in option.free if c.key not in taken]
+    if option.choice.mode == ALL:
+        if option.feasible_alone() and len(available) == len(option.free):
+            yield tuple(available)
+        return
+    yield from combinations(available, option.choice.count)
+
+
+def constraints_hold(picked: Sequence[Pick], constraints: Sequence[Mapping[str, Any]]) -> bool:
+    """``matchAttribute``: same value on all devices in scope; ``distinctAttribute``: all different."""
+    for constraint in constraints:
+        scope = constraint.get("requests") or []
+        devices = [cand for choice, cand in picked if _in_scope(choice, scope)]
+        for mode in ("matchAttribute", "distinctAttribute"):
+            name = constraint.get(mode)
+            if not name or not devices:
+                continue
+            values = [attribute(cand, name) for cand in devices]
+            if any(v is None for v in values):
+                return False
+            distinct = len({repr(v) for v in values})
+            if (mode == "matchAttribute" and distinct != 1) or (
+                mode == "distinctAttribute" and distinct != len(values)
+            ):
+                return False
+    return True
+
+
+def _in_scope(choice: Choice, scope: Sequence[str]) -> bool:
+    return not scope or choice.result_name in scope or choice.request in scope
+
+
+def attribute(cand: Candidate, qualified: str) -> Any:
+    """A device attribute by fully qualified name (``domain/name``), or None."""
+    domain, _, name = qualified.rpartition("/")
+    return cand.env["attributes"].get(domain or cand.driver, {}).get(name)
