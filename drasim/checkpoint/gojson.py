@@ -44,6 +44,7 @@ _HTML_ESCAPES = {
 }
 _HTML_RE = re.compile("[<>&\u2028\u2029]")
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE_RE = re.compile(r"\\u[dD][89a-fA-F]")
 _UINT_RE = re.compile(r"(?:0|[1-9][0-9]*)\Z")
 
 
@@ -115,7 +116,12 @@ def parse(text: str, where: str) -> Any:
         raise CorruptCheckpointError(f"invalid JSON in {where}: nested too deeply") from None
     except ValueError as err:
         raise CorruptCheckpointError(f"invalid JSON in {where}: {err}") from None
-    return _sanitize(value)
+    if not _SURROGATE_ESCAPE_RE.search(text) and not _SURROGATE_RE.search(text):
+        return value
+    try:
+        return _sanitize(value)
+    except RecursionError:
+        raise CorruptCheckpointError(f"invalid JSON in {where}: nested too deeply") from None
 
 
 def _sanitize(value: Any) -> Any:

@@ -281,3 +281,17 @@ def test_legacy_file_with_a_null_entry_list():
     # an absent list is an empty (non-nil) one, as NewDRAManagerCheckpoint starts with
     stored = legacy_checksum("v1", [], LegacyLayout.V1_30)
     assert codec.decode(f'{{"version":"v1","checksum":{stored}}}'.encode()).list_is_null is False
+
+
+@pytest.mark.parametrize("depth", [10, 985, 5000])
+@pytest.mark.parametrize("leaf", ["1", '"\\ud800"'])
+def test_deep_nesting_is_a_clear_error(depth, leaf):
+    message = corrupt("[" * depth + leaf + "]" * depth)
+    assert message in (
+        "expected a JSON object at the top level, got array",
+        "invalid JSON in file: nested too deeply",
+    )
+    inner_message = corrupt(wrap("[" * depth + leaf + "]" * depth))
+    assert inner_message.startswith(
+        ("Data.ClaimInfoStateList[0]: expected an object", "invalid JSON in Data: nested")
+    )
