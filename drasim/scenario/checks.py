@@ -21,7 +21,9 @@ from drasim.scenario.schema import COMMAND_PLACEHOLDERS, DriverSpec, Scenario
 from drasim.scenario.typeinfo import camel
 
 NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
-_OPTIONAL_DRIVER = (ex.ExpectCalls, ex.CallMatch, ex.ExpectResourceSlices, st.ClearFaults)
+_OPTIONAL_DRIVER = (
+    ex.ExpectCalls, ex.CallMatch, ex.ExpectResourceSlices, ex.ExpectConsistentReplies, st.ClearFaults,
+)  # fmt: skip
 _PREPARE_TRIGGERS = {"startPod", "syncPod", "recreateSandbox", "advanceClock", "startKubelet"}
 _UNPREPARE_TRIGGERS = {"stopPod", "deletePod", "syncPod", "reconcile", "advanceClock", "startKubelet"}
 _POD_FIELD_STEPS = (
@@ -137,7 +139,7 @@ class ScenarioChecker:
             )
         kinds = [k for k, on in (("code", fault.code is not None), ("error", bool(fault.error)),
                  ("missingClaim", fault.missing_claim), ("unknownUID", fault.unknown_uid),
-                 ("hang", fault.hang), ("crash", fault.crash)) if on]  # fmt: skip
+                 ("hang", fault.hang), ("crash", fault.crash is not None)) if on]  # fmt: skip
         if len(kinds) > 1:
             self.fail(
                 fault,
@@ -178,6 +180,8 @@ class ScenarioChecker:
         elif isinstance(args, st.CorruptCheckpoint) and bool(args.content) != (args.mode == "content"):
             self.fail(args, "content", "'content' is required with mode 'content' and only allowed there")
         elif isinstance(args, st.Allocate):
+            if args.devices and args.same_as:
+                self.fail(args, "same_as", "give either 'devices' or 'sameAs', not both")
             for dev in args.devices:
                 self.check_driver_ref(dev, dev.driver)
         self.check_step_refs(args)
@@ -220,6 +224,8 @@ class ScenarioChecker:
     def check_restart(self, restart: st.RestartKubelet) -> None:
         """crashAt and during go together; during must reach the hook point."""
         if restart.crash_at is None:
+            if restart.stay_down:
+                self.fail(restart, "stay_down", "a clean restart that stays down is stopKubelet")
             if restart.during is not None:
                 self.fail(restart, "during", "'during' is only used with 'crashAt'")
             return

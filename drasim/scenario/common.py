@@ -53,8 +53,9 @@ Health = Literal["Healthy", "Unhealthy", "Unknown"]
 
 BugName = Literal[
     "non-idempotent",
-    "forgets-state-on-restart",
+    "forgets-state",
     "drops-claim",
+    "ignores-claim-errors",
     "duplicate-cdi-ids",
     "no-cdi-spec",
     "double-allocates",
@@ -190,11 +191,11 @@ class PluginFault:
             "Never answer: the call ends only when the kubelet's callTimeout expires or the plugin stops."
         ),
     )
-    crash: bool = field(
-        default=False,
+    crash: Literal["before", "after"] | None = field(
+        default=None,
         metadata=doc(
-            "The plugin process dies after receiving the call, before replying "
-            "(its persisted state is whatever it wrote so far)."
+            "The plugin process dies mid-call: 'before' doing anything, or 'after' writing its own "
+            "state but before replying."
         ),
     )
     times: int = field(

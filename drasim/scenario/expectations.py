@@ -142,6 +142,10 @@ class ClaimCheckpoint:
 
     uid: str | None = field(default=None, metadata=doc("Exact ClaimUID."))
     pods: list[str] | None = field(default=None, metadata=doc("The exact set of pods (by name) in PodUIDs."))
+    device_count: int | None = field(
+        default=None,
+        metadata=doc("Exact number of devices over all drivers (catches duplicates).", minimum=0),
+    )
     drivers: dict[str, DriverCheckpoint] | None = field(
         default=None, metadata=doc("Per driver; the key set must match exactly.")
     )
@@ -291,4 +295,21 @@ class ExpectHealth:
     resource_id: str = field(
         default="",
         metadata=doc("Only this resource ID (first CDI ID, else driver/pool/device).", yaml="resourceID"),
+    )
+
+
+@step("expectConsistentReplies", shorthand="claim")
+@dataclass(frozen=True, kw_only=True)
+class ExpectConsistentReplies:
+    """Every successful NodePrepareResources reply for the claim in the window carried the same devices.
+
+    Compares pool, device, request names, CDI IDs and share ID of the claim's entry across
+    replies (at least ``atLeast`` of them): the driver's prepare must be idempotent.
+    """
+
+    claim: str = field(metadata=doc("The claim (namespace/name or name)."))
+    driver: str = field(default="", metadata=doc(_DRIVER_ANY))
+    since: str = field(default="start", metadata=doc(_SINCE))
+    at_least: int = field(
+        default=2, metadata=doc("Minimum number of successful replies to compare.", minimum=1)
     )

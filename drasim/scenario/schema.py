@@ -89,7 +89,10 @@ class FakeDriverSpec:
     name: str = field(metadata=doc("The DRA driver name, e.g. gpu.example.com."))
     devices: int | list[str] = field(
         default=4,
-        metadata=doc("Devices to publish: a count N (named dev-0 ... dev-N-1) or a list of device names."),
+        metadata=doc(
+            "Devices to publish: a count N (named <prefix>-0 ... <prefix>-(N-1), where the prefix is the "
+            "driver name's first label, e.g. gpu-0) or a list of device names."
+        ),
     )
     pool: str = field(default="", metadata=doc("Pool name; empty means the node name."))
     services: list[str] = field(

@@ -91,14 +91,22 @@ class DeviceRef:
 class Allocate:
     """Fill a ResourceClaim's ``status.allocation`` (what the scheduler would do).
 
-    Without ``devices`` the allocator picks devices from the ResourceSlices published for
-    this node that satisfy the claim's requests. With ``devices`` exactly those results are
-    written, even if they make no sense (to test drivers). ``reservedFor`` is not touched.
+    Without ``devices`` or ``sameAs`` the allocator picks devices from the ResourceSlices
+    published for this node that satisfy the claim's requests and are not allocated to
+    another claim. With ``devices`` (or ``sameAs``) exactly those results are written, even if
+    they make no sense (to test drivers). ``reservedFor`` is not touched.
     """
 
     claim: str = field(metadata=doc("The claim to allocate."))
     devices: list[DeviceRef] = field(
         default_factory=list, metadata=doc("Explicit results; empty means allocate from ResourceSlices.")
+    )
+    same_as: str = field(
+        default="",
+        metadata=doc(
+            "Copy the allocation results of this already allocated claim (two claims, one device: "
+            "for exclusivity tests without naming devices)."
+        ),
     )
     expect_error: ErrorMatch | str | None = field(default=None, metadata=doc(_EXPECT_ERROR))
 
@@ -274,7 +282,8 @@ class AdvanceClock:
 
     Timers: reconcile passes every ``reconcilePeriod``; pod-worker retries of Pending and
     Terminating pods every ``retryPeriod``; slice wipes ``wipingDelay`` after a driver lost its
-    last connected instance; fault delays and hangs count down.
+    last connected instance; failed plugin registrations are retried every nominal second;
+    fault delays and hangs count down. Errors of these retries are journaled, not step failures.
     """
 
     seconds: float = field(metadata=doc("Nominal seconds to advance.", minimum=0))
@@ -292,9 +301,10 @@ class StartKubelet:
     """Start a new kubelet from the checkpoint (a failed start leaves the kubelet stopped).
 
     It restores claims with prepared=false, wipes every ResourceSlice of the node, registers
-    the plugins whose sockets exist, prepares Pending pods bound to the node, and (policy
-    ``allPods``) re-prepares Running pods. Pods gone from the API server are unprepared by
-    reconcile passes.
+    the plugins whose sockets exist, then syncs the pods bound to the node: Pending pods are
+    prepared, Terminating pods unprepared, and (policy ``allPods``) Running pods prepared
+    again. Errors of these syncs are journaled, not step failures (check with expectError).
+    Pods gone from the API server are unprepared by reconcile passes.
     """
 
     expect_error: ErrorMatch | str | None = field(default=None, metadata=doc(_EXPECT_ERROR))
@@ -317,6 +327,10 @@ class RestartKubelet:
         metadata=doc("The action that drives the kubelet to the hook point (required with crashAt)."),
     )
     downtime: float = field(default=0.0, metadata=doc("Nominal seconds the kubelet stays down.", minimum=0))
+    stay_down: bool = field(
+        default=False,
+        metadata=doc("Leave the kubelet stopped after the crash or stop; use startKubelet later."),
+    )
     expect_error: ErrorMatch | str | None = field(
         default=None, metadata=doc("Matched against the kubelet start.")
     )
