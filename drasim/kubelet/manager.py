@@ -330,7 +330,8 @@ class Manager:
         self, pod: PodView, validated: list[_Validated | None]
     ) -> tuple[list[tuple[DriverClient, list[ClaimRef]]], dict[str, ClaimView]]:
         """The cache pass: add the pod to every claim, checkpoint, batch unprepared claims per plugin."""
-        batches: dict[int, tuple[DriverClient, list[ClaimRef]]] = {}
+        # Keyed by plugin instance, as upstream's map[*DRAPlugin]: (driver, endpoint) names one.
+        batches: dict[tuple[str, str], tuple[DriverClient, list[ClaimRef]]] = {}
         sent: dict[str, ClaimView] = {}
         with self.cache.write_locked():
             for item in validated:
@@ -358,7 +359,7 @@ class Manager:
                     if plugin is None:
                         msg = f"internal error: no plugin resolved for DRA driver {driver}"
                         raise KubeletError(msg)
-                    batches.setdefault(id(plugin), (plugin, []))[1].append(ref)
+                    batches.setdefault((plugin.driver_name, plugin.endpoint), (plugin, []))[1].append(ref)
         return list(batches.values()), sent
 
     # ----- unprepare ---------------------------------------------------------------------
