@@ -1,0 +1,151 @@
+"""Config and behaviour decoding: keys, types, names, and the messages on bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from drasim.errors import ConfigError
+from drasim.values import ClaimRef
+from fake_plugins import BUGS, Behaviour, FakeDriverConfig, Fault, load_behaviour_file
+from fake_plugins.behaviour import FaultPlan
+from fake_plugins.cli import build_parser, config_from_args
+
+
+def test_config_defaults_follow_the_helper_layout():
+    config = FakeDriverConfig()
+    assert str(config.plugin_path) == "/var/lib/kubelet/plugins/gpu.example.com/dra.sock"
+    assert str(config.registration_path) == "/var/lib/kubelet/plugins_registry/gpu.example.com-reg.sock"
+    assert str(config.state_path) == "/var/lib/kubelet/plugins/gpu.example.com/checkpoint.json"
+    assert config.supported_versions == ["v1.DRAPlugin", "v1beta1.DRAPlugin"]
+    assert config.cdi_kind == "gpu.example.com/gpu"
+    assert config.device_names() == ["gpu-0", "gpu-1", "gpu-2", "gpu-3"]
+    assert config.serialize
+
+
+def test_config_from_camel_and_snake_keys():
+    config = FakeDriverConfig.from_dict(
+        {
+            "driverName": "net.example.org",
+            "plugin_dir": "/p",
+            "devices": 2,
+            "services": ["v1beta1.DRAPlugin", "v1alpha1.DRAResourceHealth", "1.0.0"],
+            "behaviour": {"bugs": ["no-cdi-spec"], "faults": [{"rpc": "GetInfo", "code": "unavailable"}]},
+        }
+    )
+    assert config.device_names() == ["net-0", "net-1"]
+    assert config.served_dra == ["v1beta1.DRAPlugin"]
+    assert config.served_health == ["v1alpha1.DRAResourceHealth"]
+    assert config.supported_versions == ["v1beta1.DRAPlugin", "v1alpha1.DRAResourceHealth", "1.0.0"]
+    assert config.behaviour.faults[0].code == "UNAVAILABLE"
+    assert config.behaviour.has_bug("no-cdi-spec")
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"driverNme": "x"}, "driver.driverNme: unknown field. Did you mean 'driverName'?"),
+        ({"devices": "four"}, "driver.devices: expected an integer, got str 'four'"),
+        ({"services": "v1.DRAPlugin"}, "driver.services: expected a list, got str"),
+        ({"behaviour": {"faults": [{"rpc": "NodePrepare"}]}}, "driver.behaviour.faults[0].rpc: unknown RPC"),
+        ({"behaviour": {"faults": [{"code": "UNAVAILBLE"}]}}, "Did you mean 'UNAVAILABLE'?"),
+        ({"behaviour": {"faults": [{"crash": True}]}}, "driver.behaviour.faults[0].crash: expected a string"),
+        ({"behaviour": {"faults": [{"crash": "during"}]}}, "expected 'before' or 'after'"),
+        ({"behaviour": {"faults": [{"delay": "1s"}]}}, "faults[0].delay: expected a number of seconds"),
+        (
+            {"behaviour": {"bugs": ["drop-claim"]}},
+            "bugs[0]: unknown bug 'drop-claim'. Did you mean 'drops-claim'?",
+        ),
+        (
+            {"behaviour": {"health": [{"device": "gpu-0", "health": "sick"}]}},
+            "health[0].health: expected one of",
+        ),
+        ({"driverName": ""}, "driver.driverName: required"),
+    ],
+)
+def test_bad_config_names_the_field(data, message):
+    with pytest.raises(ConfigError) as err:
+        FakeDriverConfig.from_dict(data)
+    assert message in str(err.value)
+
+
+def test_fault_plan_times_skip_and_claim_selection():
+    a = ClaimRef("default", "uid-a", "a")
+    b = ClaimRef("default", "uid-b", "b")
+    faults = [
+        Fault(rpc="NodePrepareResources", code="UNAVAILABLE", times=2),
+        Fault(rpc="*", claim="default/b", error="x", skip=1, once=True),
+    ]
+    Behaviour(faults=faults).validate()
+    plan = FaultPlan(faults)
+    picks = [
+        plan.select("NodePrepareResources", [a]),
+        plan.select("NodePrepareResources", [b]),
+        plan.select("NodeUnprepareResources", [b]),
+        plan.select("NodePrepareResources", [a, b]),
+    ]
+    assert [[faults.index(f) for f in pick] for pick in picks] == [[0], [0], [1], []]
+    assert plan.fired() == [2, 1]
+    assert plan.select("GetInfo") == []
+
+
+def test_every_bug_is_described():
+    assert all(BUGS.values())
+    assert len(BUGS) == 7
+
+
+def test_behaviour_file_yaml_and_json(tmp_path: Path):
+    yaml_file = tmp_path / "b.yaml"
+    yaml_file.write_text(
+        "faults:\n  - rpc: NodePrepareResources\n    extraUid: stranger\nbugs: [drops-claim]\n"
+    )
+    assert load_behaviour_file(yaml_file).faults[0].extra_uid == "stranger"
+    json_file = tmp_path / "b.json"
+    json_file.write_text('{"bugs": ["double-allocates"]}')
+    assert load_behaviour_file(json_file).bugs == ["double-allocates"]
+
+
+def test_behaviour_file_errors_name_the_file_and_line(tmp_path: Path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("faults:\n  - rpc: [unclosed\n")
+    with pytest.raises(ConfigError, match=r"bad\.yaml:\d+:\d+: not valid YAML"):
+        load_behaviour_file(bad)
+    with pytest.raises(ConfigError, match="cannot read behaviour file"):
+        load_behaviour_file(tmp_path / "missing.yaml")
+    wrong = tmp_path / "wrong.yaml"
+    wrong.write_text("faults: 3\n")
+    with pytest.raises(ConfigError, match=r"wrong\.yaml\.faults: expected a list"):
+        load_behaviour_file(wrong)
+
+
+def test_cli_flags_build_the_config(tmp_path: Path):
+    args = build_parser().parse_args(
+        [
+            "--driver-name",
+            "gpu.example.com",
+            "--registry-dir",
+            str(tmp_path / "reg"),
+            "--plugin-dir",
+            str(tmp_path / "plug"),
+            "--cdi-dir",
+            str(tmp_path / "cdi"),
+            "--node-name",
+            "n7",
+            "--devices",
+            "2",
+            "--services",
+            "v1.DRAPlugin",
+            "--health",
+            "--no-serialize",
+            "--advertise",
+            "1.0.0",
+        ]
+    )
+    config = config_from_args(args)
+    assert config.node_name == "n7"
+    assert config.devices == 2
+    assert config.services == ["v1.DRAPlugin", "v1alpha1.DRAResourceHealth"]
+    assert config.supported_versions == ["1.0.0"]
+    assert not config.serialize
+    assert config.registration_path == tmp_path / "reg" / "gpu.example.com-reg.sock"
