@@ -20,7 +20,13 @@ from drasim.errors import CorruptCheckpointError
 from drasim.kubelet.state import ClaimInfoState, DriverState
 from drasim.values import Device
 
-SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=100,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 # Any Unicode a Go string can hold (no surrogates), biased towards the characters Go escapes.
 SPECIAL = st.sampled_from(
