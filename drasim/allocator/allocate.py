@@ -61,10 +61,9 @@ def _allocation(
     by_name = {(c.get("metadata") or {}).get("name", ""): c for c in classes}
     candidates = gather_candidates(slices, node_name, node_labels)
     in_use = devices_in_use(allocated_claims, claim)
-    per_request = [
-        build_options(request_choices(request, by_name), candidates, in_use)
-        for request in devices_spec.get("requests") or []
-    ]
+    # Compile every request (and its selectors) before looking at any device.
+    choices = [request_choices(request, by_name) for request in devices_spec.get("requests") or []]
+    per_request = [build_options(options, candidates, in_use) for options in choices]
     picks = search(per_request, devices_spec.get("constraints") or [])
     if picks is None:
         raise AllocationError(_explain(per_request, node_name))
