@@ -310,3 +310,19 @@ def test_empty_type_meta_is_filled_from_the_url() -> None:
 def test_encode_rejects_bad_objects(obj: dict[str, Any], needle: str) -> None:
     with pytest.raises(ConfigError, match=needle):
         encode_object(obj)
+
+
+def test_node_with_fields_we_do_not_describe() -> None:
+    """A Node from a newer client (images, daemonEndpoints, features...) decodes without them."""
+    image = _ld(1, _s(1, "registry.k8s.io/pause:3.10")) + _vi(2, 321_000)
+    status = _ld(8, image) + _ld(6, _ld(1, _vi(1, 10250))) + _s(3, "Running")
+    raw = _ld(1, _s(1, "n1") + _s(5, "node-uid")) + _ld(2, b"") + _ld(3, status)
+    body = MAGIC + _ld(1, _s(1, "v1") + _s(2, "Node")) + _ld(2, raw)
+    decoded = decode_request_body(body, group="", version="v1", kind="Node")
+    assert decoded == {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "n1", "uid": "node-uid"},
+        "spec": {},
+        "status": {"phase": "Running"},
+    }
