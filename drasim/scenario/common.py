@@ -85,12 +85,13 @@ CRASH_POINT_MEANING: dict[str, str] = {
         "The pod UID was added to every claim and checkpointed; NodePrepareResources was not sent."
     ),
     "prepare:after-rpc": (
-        "NodePrepareResources returned success, the devices are only in memory; the final "
-        "checkpoint (devices, prepared) was not written (kubernetes/kubernetes#116411)."
+        "Every NodePrepareResources batch of this PrepareResources call returned success; the devices "
+        "are only in memory, the final checkpoint (devices, prepared) was not written "
+        "(kubernetes/kubernetes#116411)."
     ),
     "unprepare:after-rpc": (
-        "NodeUnprepareResources returned success; the claim was not yet removed from the cache "
-        "and the checkpoint still lists it."
+        "Every NodeUnprepareResources batch of this UnprepareResources call returned success; the "
+        "claims were not yet removed from the cache and the checkpoint still lists them."
     ),
 }
 
@@ -175,7 +176,8 @@ class PluginFault:
         ),
     )
     unknown_uid: bool = field(
-        default=False, metadata=doc("Answer, and add an entry for a claim UID that was not requested.")
+        default=False,
+        metadata=doc("Answer, and add an entry for a claim UID that was not requested.", yaml="unknownUID"),
     )
     delay: float = field(
         default=0.0,
