@@ -154,16 +154,26 @@ class GrpcDriverClient:
             self._on_connected(connected)
 
     def _request_connect(self) -> None:
-        """Ask gRPC to reconnect after a connection ended (upstream: ``go conn.Connect()``)."""
+        """Ask gRPC to reconnect after a connection ended (upstream: ``go conn.Connect()``).
+
+        grpcio has no public ``Connect``; its core channel's ``check_connectivity_state(True)``
+        is exactly that. It is called under the lock so it never races :meth:`close`.
+        """
+        with self._lock:
+            if self._closed:
+                return
+            check = getattr(getattr(self.channel, "_channel", None), "check_connectivity_state", None)
+            if callable(check):
+                with contextlib.suppress(ValueError):
+                    check(True)
+                return
 
         def kick(_: grpc.ChannelConnectivity) -> None:
             return None
 
-        try:
+        with contextlib.suppress(ValueError):  # fallback for other grpcio versions
             self.channel.subscribe(kick, try_to_connect=True)
             self.channel.unsubscribe(kick)
-        except ValueError:  # channel already closed
-            return
 
     def close(self) -> None:
         """Close the channel; the instance is unusable afterwards."""

@@ -169,7 +169,7 @@ class HealthStream:
                 self._call = None
         self._recorder.record(
             "kubelet",
-            event="health-stream-ended",
+            operation="health-stream-ended",
             driver=self.driver_name,
             endpoint=self.endpoint,
             method=self.path,

@@ -138,7 +138,7 @@ class DRAPluginManager:
         self._health_callback = health_callback
         self._health_retry = health_retry_period
         self._factory = client_factory or self._grpc_client
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # predicates of wait_for may call the locked getters
         self._changed = threading.Condition(self._lock)
         self._store: dict[str, list[_Instance]] = {}
         self._wipes: dict[str, _Wipe] = {}
@@ -303,7 +303,9 @@ class DRAPluginManager:
                 if wipe.handle is not None:
                     wipe.handle.cancel()
                 if not wipe.done:
-                    self._recorder.record("kubelet", event="wipe-cancelled", driver=name, node=self.node_name)
+                    self._recorder.record(
+                        "kubelet", operation="wipe-cancelled", driver=name, node=self.node_name
+                    )
             return
         if name in self._wipes:
             return  # already queued (or done): the original deadline still applies
@@ -313,7 +315,7 @@ class DRAPluginManager:
             self._clock.scaled(self._wiping_delay), lambda: self._run_wipe(name, wipe, 0)
         )
         self._recorder.record(
-            "kubelet", event="wipe-scheduled", driver=name, node=self.node_name, delay=self._wiping_delay
+            "kubelet", operation="wipe-scheduled", driver=name, node=self.node_name, delay=self._wiping_delay
         )
 
     def _run_wipe(self, driver: str | None, wipe: _Wipe, attempt: int) -> None:
@@ -328,12 +330,12 @@ class DRAPluginManager:
             return
         with self._lock:
             wipe.done = True
-        self._recorder.record("kubelet", event="resourceslices-wiped", driver=driver, node=self.node_name)
+        self._recorder.record("kubelet", operation="resourceslices-wiped", driver=driver, node=self.node_name)
 
     def _wipe_failed(self, driver: str | None, wipe: _Wipe, attempt: int, exc: Exception) -> None:
         self._recorder.record(
             "kubelet",
-            event="wipe-failed",
+            operation="wipe-failed",
             driver=driver,
             node=self.node_name,
             error=str(exc),
