@@ -108,11 +108,14 @@ def test_v1beta2_bodies_decode_with_the_same_layout() -> None:
     assert decoded == obj
 
 
-def test_delete_options_accepts_meta_group_version() -> None:
+@pytest.mark.parametrize("api_version", ["meta.k8s.io/v1", "resource.k8s.io/v1", "v1"])
+def test_delete_options_from_any_group_version(api_version: str) -> None:
+    """client-go labels DeleteOptions with its own group version; the server may expect core v1."""
     obj = objects.delete_options()
-    obj["apiVersion"] = "meta.k8s.io/v1"
+    obj["apiVersion"] = api_version
     body = encode_object(obj)
-    decoded = decode_request_body(body, kind="DeleteOptions", **RESOURCE)
+    decoded = decode_request_body(body, group="", version="v1", kind="DeleteOptions")
+    assert decoded["apiVersion"] == api_version
     assert decoded["preconditions"] == {
         "uid": "0b7d4c8e-1111-4a55-8d9e-2f4a7b0c9d01",
         "resourceVersion": "42",
