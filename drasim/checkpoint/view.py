@@ -45,7 +45,9 @@ def _current_rows(states: Sequence[ClaimInfoState]) -> list[list[str]]:
     for state in sorted(states, key=entry_sort_key):
         claim = [state.namespace, state.claim_name, state.claim_uid, _joined(sorted(state.pod_uids or ()))]
         device_rows: list[list[str]] = []
-        for driver, driver_state in sorted((state.driver_state or {}).items()):
+        for driver_name, driver_state in sorted((state.driver_state or {}).items()):
+            skip = driver_state.skip_node_operations
+            driver = f"{driver_name} (skip {skip})" if skip else driver_name
             if not driver_state.devices:
                 device_rows.append([driver, _NONE, _NONE])
             for device in driver_state.devices or ():

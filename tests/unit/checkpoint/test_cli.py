@@ -54,7 +54,7 @@ def test_show_lists_every_device_and_share_ids(tmp_path, capsys):
             "gpu.example.com": DriverState(
                 [Device("node-1", "gpu-0", ("gpu",), ("a=b", "c=d"), "share-1"), Device("node-1", "gpu-1")]
             ),
-            "nic.example.com": DriverState(devices=None),
+            "nic.example.com": DriverState(devices=None, skip_node_operations="All"),
         },
     )
     path = tmp_path / "state"
@@ -73,7 +73,7 @@ def test_show_lists_every_device_and_share_ids(tmp_path, capsys):
         "a=b,c=d",
     ]
     assert rows[1].split() == ["gpu.example.com", "node-1/gpu-1", "-"]
-    assert rows[2].split() == ["nic.example.com", "-", "-"]
+    assert rows[2].split() == ["nic.example.com", "(skip", "All)", "-", "-"]
 
 
 def test_show_json(tmp_path, capsys):
