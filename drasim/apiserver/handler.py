@@ -37,6 +37,7 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
     """One connection of the fake API server (HTTP/1.1, keep-alive)."""
 
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body are separate writes: avoid 40 ms delayed-ACK stalls
     server: ApiHttpServer
 
     def do_GET(self) -> None:
