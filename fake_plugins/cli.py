@@ -45,6 +45,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--state-dir", default=None, help="dir of the driver's checkpoint.json (default plugin dir)"
     )
+    parser.add_argument("--registration-socket", default=None, help="registration socket file name")
+    parser.add_argument("--plugin-socket", default=None, help="DRA socket file name (default dra.sock)")
     parser.add_argument("--node-name", default=None, help="node name = pool name (default node-1)")
     parser.add_argument("--devices", type=int, default=None, help="number of devices (default 4)")
     parser.add_argument(
@@ -92,6 +94,8 @@ def config_from_args(args: argparse.Namespace) -> FakeDriverConfig:
         "cdiDir": args.cdi_dir,
         "stateDir": args.state_dir,
         "nodeName": args.node_name,
+        "registrationSocket": args.registration_socket,
+        "pluginSocket": args.plugin_socket,
         "devices": args.devices,
         "journal": args.journal,
         "services": args.services,
@@ -114,11 +118,12 @@ def config_from_args(args: argparse.Namespace) -> FakeDriverConfig:
 
 def run(args: argparse.Namespace) -> int:
     """Serve until SIGTERM/SIGINT; returns the exit code."""
+    config = config_from_args(args)  # bad input fails before the heavy imports
+
     from fake_plugins.claims import ClaimSource, FileClaimSource, KubeClaimSource
     from fake_plugins.driver import FakeDriver
     from fake_plugins.slices import KubeSlicePublisher
 
-    config = config_from_args(args)
     source: ClaimSource | None = None
     if args.claims:
         source = FileClaimSource(args.claims)

@@ -18,7 +18,6 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Protocol
 
-from drasim.errors import ApiError
 from drasim.values import ClaimRef, Device, PrepareResult, UnprepareResult
 from fake_plugins import cdi
 from fake_plugins.behaviour import Behaviour, Fault, claim_matches
@@ -124,7 +123,7 @@ class DriverCore:
                 )
             try:
                 obj = self.claim_source(ref.namespace, ref.name)
-            except ApiError as err:
+            except Exception as err:  # ApiError, or a transport error from the kubernetes client
                 raise CallError("UNKNOWN", f"get resource claims: retrieve claim {where}: {err}") from err
             if not is_allocated(obj):
                 raise CallError("UNKNOWN", f"get resource claims: claim {where} not allocated")

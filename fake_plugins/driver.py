@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent import futures
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 
@@ -32,7 +32,6 @@ from drasim._proto.drahealth.v1alpha1 import api_pb2 as health_v1alpha1
 from drasim._proto.drahealth.v1alpha1 import api_pb2_grpc as health_v1alpha1_grpc
 from drasim._proto.pluginregistration.v1 import api_pb2_grpc as reg_grpc
 from drasim.errors import ConfigError, DrasimError
-from drasim.interfaces import Recorder
 from drasim.values import ClaimRef
 from fake_plugins.behaviour import Behaviour, Fault, FaultPlan, HealthSpec
 from fake_plugins.claims import ClaimSource
@@ -43,6 +42,9 @@ from fake_plugins.journal import Call, Journal
 from fake_plugins.servicers import CrashError, DRAPluginServicer, HealthServicer, RegistrationServicer
 from fake_plugins.slices import SlicePublisher, build_slices
 from fake_plugins.state import PreparedClaim
+
+if TYPE_CHECKING:
+    from drasim.interfaces import Recorder
 
 CrashHandler = Callable[[], None]
 

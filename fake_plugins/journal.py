@@ -13,9 +13,10 @@ import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from drasim.interfaces import Recorder
+if TYPE_CHECKING:  # keeps drasim.interfaces (and the kubelet state it names) out of the runtime imports
+    from drasim.interfaces import Recorder
 
 
 @dataclass(frozen=True)

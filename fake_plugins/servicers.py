@@ -101,6 +101,9 @@ def serve_call(
         record(None, "CRASHED", "the fake driver crashed mid-call")
         rt.crash()
         _abort(context, "UNAVAILABLE", "fake driver crashed")
+    except Exception as err:  # a defect or an I/O error: still journaled, answered as gRPC Unknown
+        record(None, "UNKNOWN", f"{type(err).__name__}: {err}")
+        _abort(context, "UNKNOWN", f"fake driver: {type(err).__name__}: {err}")
     record(_json(response), "OK")
     return response
 

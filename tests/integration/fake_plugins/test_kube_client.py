@@ -70,7 +70,7 @@ def _handler(api: Api) -> type[BaseHTTPRequestHandler]:
 def kubeconfig(tmp_path: Path) -> Iterator[tuple[Path, Api]]:
     api = Api()
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(api))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     path = tmp_path / "kubeconfig"
     path.write_text(

@@ -212,3 +212,26 @@ def test_bad_behaviour_file_is_a_clear_error(processes, env):
     assert "bugs[0]: unknown bug 'non-idempotnt'. Did you mean 'non-idempotent'?" in stderr
     assert "Traceback" not in stderr
     process.wait()
+
+
+def test_sighup_reloads_behaviour_and_health(processes, env, wire):
+    from drasim._proto.drahealth.v1alpha1 import api_pb2 as health_pb
+    from drasim._proto.drahealth.v1alpha1 import api_pb2_grpc as health_grpc
+
+    behaviour = env.root / "behaviour.yaml"
+    behaviour.write_text("health:\n  - {device: gpu-1, health: UNHEALTHY, message: ecc}\n")
+    process = processes(env, "--health", "--devices", "2", "--behaviour", str(behaviour))
+    process.wait_listening()
+    stub = health_grpc.DRAResourceHealthStub(wire(_Handle(env)).dra_channel)
+    stream = stub.NodeWatchResources(health_pb.NodeWatchResourcesRequest(), timeout=20)
+
+    def states(message):
+        return [(d.device.device_name, health_pb.HealthStatus.Name(d.health)) for d in message.devices]
+
+    assert states(next(stream)) == [("gpu-0", "HEALTHY"), ("gpu-1", "UNHEALTHY")]
+    behaviour.write_text("health:\n  - {device: gpu-0, health: UNKNOWN}\n")
+    process.proc.send_signal(signal.SIGHUP)
+    assert states(next(stream)) == [("gpu-0", "UNKNOWN"), ("gpu-1", "UNHEALTHY")]
+    stream.cancel()
+    process.proc.send_signal(signal.SIGTERM)
+    assert process.wait() == 0

@@ -263,3 +263,17 @@ def test_publishes_resource_slice(make_driver):
     assert slice_["spec"]["nodeName"] == "worker-7"
     assert slice_["spec"]["pool"] == {"name": "worker-7", "generation": 1, "resourceSliceCount": 1}
     assert [d["name"] for d in slice_["spec"]["devices"]] == ["gpu-0", "gpu-1"]
+
+
+def test_claim_source_transport_error_fails_the_call(env, wire):
+    from fake_plugins import FakeDriver
+
+    def unreachable(namespace: str, name: str) -> dict[str, Any]:
+        raise ConnectionError("connection refused")
+
+    with FakeDriver(env.config(), claim_source=unreachable) as driver:
+        c = {"metadata": {"namespace": "default", "name": "gpu", "uid": "uid-1"}}
+        with pytest.raises(grpc.RpcError) as err:
+            wire(driver).prepare(c)
+    assert err.value.code() == grpc.StatusCode.UNKNOWN
+    assert err.value.details() == "get resource claims: retrieve claim default/gpu: connection refused"
