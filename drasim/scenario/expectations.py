@@ -244,7 +244,9 @@ class ExpectMetric:
 class ExpectResourceSlices:
     """Count the ResourceSlices in the API server for a driver and node."""
 
-    driver: str = field(default="", metadata=doc(_DRIVER_ANY))
+    driver: str = field(
+        default="", metadata=doc("Driver name (any, not only the scenario's); empty means every driver.")
+    )
     node: str = field(default="", metadata=doc("Node name; empty means the kubelet's node."))
     count: int | None = field(default=None, metadata=doc("Exact number of slices.", minimum=0))
     devices: int | None = field(
