@@ -6,6 +6,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from drasim.allocator.counters import counter_book
 from drasim.allocator.errors import AllocationError
 from drasim.allocator.inventory import Candidate, devices_in_use, gather_candidates
 from drasim.allocator.requests import ALL, request_choices
@@ -63,8 +64,9 @@ def _allocation(
     in_use = devices_in_use(allocated_claims, claim)
     # Compile every request (and its selectors) before looking at any device.
     choices = [request_choices(request, by_name) for request in devices_spec.get("requests") or []]
-    per_request = [build_options(options, candidates, in_use) for options in choices]
-    picks = search(per_request, devices_spec.get("constraints") or [])
+    counters = counter_book(slices, in_use)
+    per_request = [build_options(options, candidates, in_use, counters) for options in choices]
+    picks = search(per_request, devices_spec.get("constraints") or [], counters)
     if picks is None:
         raise AllocationError(_explain(per_request, node_name))
     allocation: dict[str, Any] = {"devices": _device_result(picks, devices_spec)}
@@ -134,19 +136,20 @@ def _explain(per_request: list[list[Option]], node_name: str) -> str:
         return f"request {options[0].choice.request}: no subrequest can be satisfied: {reasons}"
     return (
         f"the requests together need more devices than are available on node {node_name}, "
-        "or the claim's constraints cannot be met by any combination"
+        "or the claim's constraints or the pools' shared counters cannot be met by any combination"
     )
 
 
 def _describe(option: Option, node_name: str) -> str:
     choice = option.choice
-    used = ", ".join(f"{cand.name} used by {owner}" for cand, owner in option.used)
-    used_note = f" ({used})" if used else ""
+    held = [f"{cand.name} used by {owner}" for cand, owner in option.used]
+    held += [f"{cand.name} blocked by exhausted shared counters" for cand in option.blocked]
+    used_note = f" ({', '.join(held)})" if held else ""
     if choice.mode == ALL:
-        if option.used:
+        if held:
             return (
                 f"request {choice.result_name} needs all devices of class {choice.class_name} on node "
-                f"{node_name}, but {len(option.used)} are allocated to other claims{used_note}"
+                f"{node_name}, but {len(held)} are unavailable{used_note}"
             )
         wanted = f"request {choice.result_name} needs all devices of class {choice.class_name}"
         if not option.free:

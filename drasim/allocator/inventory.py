@@ -42,20 +42,9 @@ def gather_candidates(
     slices: Iterable[Mapping[str, Any]], node_name: str, node_labels: Mapping[str, str]
 ) -> list[Candidate]:
     """Every device visible on ``node_name``, in a stable order (driver, pool, slice name, index)."""
-    pools: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
-    for item in slices:
-        spec = item.get("spec") or {}
-        pool = spec.get("pool") or {}
-        pools.setdefault((spec.get("driver", ""), pool.get("name", "")), []).append(item)
     out: list[Candidate] = []
-    for (driver, pool_name), members in sorted(pools.items()):
-        newest = max(_generation(s) for s in members)
-        current = sorted(
-            (s for s in members if _generation(s) == newest),
-            key=lambda s: (s.get("metadata") or {}).get("name", ""),
-        )
-        wanted = (current[0]["spec"].get("pool") or {}).get("resourceSliceCount", 1)
-        complete = len(current) >= wanted
+    for pool in newest_pools(slices):
+        driver, pool_name, current, complete = pool.driver, pool.name, pool.slices, pool.complete
         seen: set[str] = set()
         for item in current:
             for device in item["spec"].get("devices") or []:
@@ -69,6 +58,35 @@ def gather_candidates(
                 if candidate is not None:
                     out.append(candidate)
     return out
+
+
+@dataclass(frozen=True)
+class Pool:
+    """The slices of one pool's newest generation, sorted by slice name."""
+
+    driver: str
+    name: str
+    slices: list[Mapping[str, Any]]
+    complete: bool
+
+
+def newest_pools(slices: Iterable[Mapping[str, Any]]) -> list[Pool]:
+    """Group slices by (driver, pool name) and keep each pool's newest generation, in a stable order."""
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for item in slices:
+        spec = item.get("spec") or {}
+        pool = spec.get("pool") or {}
+        groups.setdefault((spec.get("driver", ""), pool.get("name", "")), []).append(item)
+    pools: list[Pool] = []
+    for (driver, pool_name), members in sorted(groups.items()):
+        newest = max(_generation(s) for s in members)
+        current = sorted(
+            (s for s in members if _generation(s) == newest),
+            key=lambda s: (s.get("metadata") or {}).get("name", ""),
+        )
+        wanted = (current[0]["spec"].get("pool") or {}).get("resourceSliceCount", 1)
+        pools.append(Pool(driver, pool_name, current, len(current) >= wanted))
+    return pools
 
 
 def _generation(item: Mapping[str, Any]) -> int:

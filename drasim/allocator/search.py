@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
+from drasim.allocator.counters import CounterBook
 from drasim.allocator.errors import AllocationError
 from drasim.allocator.inventory import Candidate, DeviceKey
 from drasim.allocator.requests import ALL, Choice
@@ -25,11 +26,15 @@ MAX_STEPS = 200_000
 
 @dataclass
 class Option:
-    """A choice with the devices it may take: ``free`` ones and ones ``used`` by other claims."""
+    """A choice with its eligible devices: ``free``, ``used`` by other claims, or ``blocked``.
+
+    Blocked devices are free but their shared counters are already used up.
+    """
 
     choice: Choice
     free: list[Candidate]
     used: list[tuple[Candidate, str]] = field(default_factory=list)
+    blocked: list[Candidate] = field(default_factory=list)
 
     @property
     def incomplete_pools(self) -> list[str]:
@@ -38,14 +43,17 @@ class Option:
     def feasible_alone(self) -> bool:
         """Whether this option could be met if it were the claim's only request."""
         if self.choice.mode == ALL:
-            return bool(self.free) and not self.used and not self.incomplete_pools
+            return bool(self.free) and not self.used and not self.blocked and not self.incomplete_pools
         return len(self.free) >= self.choice.count
 
 
 def build_options(
-    choices: Sequence[Choice], candidates: Sequence[Candidate], in_use: Mapping[DeviceKey, str]
+    choices: Sequence[Choice],
+    candidates: Sequence[Candidate],
+    in_use: Mapping[DeviceKey, str],
+    counters: CounterBook,
 ) -> list[Option]:
-    """Split each choice's eligible devices into free and already-allocated ones."""
+    """Split each choice's eligible devices into free, already-allocated and counter-blocked ones."""
     options: list[Option] = []
     for choice in choices:
         option = Option(choice, [])
@@ -53,10 +61,14 @@ def build_options(
             if not choice.eligible(cand):
                 continue
             owner = in_use.get(cand.key)
-            if owner is None or choice.admin:
+            if choice.admin:
                 option.free.append(cand)
-            else:
+            elif owner is not None:
                 option.used.append((cand, owner))
+            elif not counters.fits([cand.key]):
+                option.blocked.append(cand)
+            else:
+                option.free.append(cand)
         options.append(option)
     return options
 
@@ -72,17 +84,28 @@ class _Budget:
 
 
 def search(
-    per_request: Sequence[Sequence[Option]], constraints: Sequence[Mapping[str, Any]]
+    per_request: Sequence[Sequence[Option]], constraints: Sequence[Mapping[str, Any]], counters: CounterBook
 ) -> list[Pick] | None:
-    """The first combination of devices meeting every request and constraint, or None."""
-    return _search(per_request, 0, [], constraints, _Budget())
+    """The first combination of devices meeting every request, constraint and shared counter, or None."""
+    return _search(per_request, 0, [], _Rules(constraints, counters), _Budget())
+
+
+@dataclass(frozen=True)
+class _Rules:
+    constraints: Sequence[Mapping[str, Any]]
+    counters: CounterBook
+
+    def hold(self, picked: Sequence[Pick]) -> bool:
+        if not constraints_hold(picked, self.constraints):
+            return False
+        return self.counters.fits(cand.key for choice, cand in picked if not choice.admin)
 
 
 def _search(
     per_request: Sequence[Sequence[Option]],
     index: int,
     picked: list[Pick],
-    constraints: Sequence[Mapping[str, Any]],
+    rules: _Rules,
     budget: _Budget,
 ) -> list[Pick] | None:
     if index == len(per_request):
@@ -92,9 +115,9 @@ def _search(
         for devices in _device_sets(option, taken):
             budget.spend()
             attempt = picked + [(option.choice, cand) for cand in devices]
-            if not constraints_hold(attempt, constraints):
+            if not rules.hold(attempt):
                 continue
-            found = _search(per_request, index + 1, attempt, constraints, budget)
+            found = _search(per_request, index + 1, attempt, rules, budget)
             if found is not None:
                 return found
     return None

@@ -219,7 +219,7 @@ def test_allocation_mode_all() -> None:
     holder = run(claim("h", exact("gpu", 1)))
     with pytest.raises(
         AllocationError,
-        match=r"needs all devices .* 1 are allocated to other claims \(gpu-0 used by default/h\)",
+        match=r"needs all devices .* 1 are unavailable \(gpu-0 used by default/h\)",
     ):
         run(claim("c", exact("gpu", allocationMode="All")), allocated_claims=[holder])
 
@@ -310,7 +310,7 @@ def test_distinct_attribute() -> None:
 
 def test_unsatisfiable_constraint_message() -> None:
     c = claim("c", exact("gpu", 2), constraints=[{"matchAttribute": "gpu.example.com/uuid"}])
-    with pytest.raises(AllocationError, match=r"constraints cannot be met"):
+    with pytest.raises(AllocationError, match=r"constraints or the pools' shared counters cannot be met"):
         run(c)
 
 
@@ -407,3 +407,60 @@ def test_claim_without_requests_gets_an_empty_allocation() -> None:
     c = claim()
     c["spec"]["devices"]["requests"] = []
     assert run(c)["status"]["allocation"] == {"devices": {}}
+
+
+def partitioned_slices() -> list[dict[str, Any]]:
+    """One GPU's 80Gi as a shared counter, published as the whole GPU and two 40Gi halves."""
+    pool = {"name": "n1", "generation": 1, "resourceSliceCount": 2}
+    counters = {
+        "metadata": {"name": "n1-counters"},
+        "spec": {
+            "driver": DRIVER,
+            "nodeName": "n1",
+            "pool": pool,
+            "sharedCounters": [{"name": "gpu-0", "counters": {"memory": {"value": "80Gi"}}}],
+        },
+    }
+
+    def part(name: str, memory: str) -> dict[str, Any]:
+        return {
+            "name": name,
+            "consumesCounters": [{"counterSet": "gpu-0", "counters": {"memory": {"value": memory}}}],
+        }
+
+    devices_slice = {
+        "metadata": {"name": "n1-devices"},
+        "spec": {
+            "driver": DRIVER,
+            "nodeName": "n1",
+            "pool": pool,
+            "devices": [part("whole", "80Gi"), part("half-0", "40Gi"), part("half-1", "40Gi")],
+        },
+    }
+    return [counters, devices_slice]
+
+
+def held(name: str, *device_names: str) -> dict[str, Any]:
+    results = [{"request": "gpu", "driver": DRIVER, "pool": "n1", "device": d} for d in device_names]
+    c = claim(name)
+    c["status"] = {"allocation": {"devices": {"results": results}}}
+    return c
+
+
+def test_shared_counters_choose_partitions_that_fit_together() -> None:
+    out = run(claim("c", exact("gpu", 2)), slices=partitioned_slices())
+    assert devices(out) == ["half-0", "half-1"]
+
+
+def test_shared_counters_held_by_other_claims_block_devices() -> None:
+    out = run(
+        claim("c", exact("gpu", 1)), slices=partitioned_slices(), allocated_claims=[held("h", "half-0")]
+    )
+    assert devices(out) == ["half-1"]
+    with pytest.raises(AllocationError) as info:
+        run(claim("c", exact("gpu", 1)), slices=partitioned_slices(), allocated_claims=[held("h", "whole")])
+    assert str(info.value) == (
+        "cannot allocate claim default/c: request gpu needs 1 device of class gpu.example.com, 0 available "
+        "on node n1 (whole used by default/h, half-0 blocked by exhausted shared counters, "
+        "half-1 blocked by exhausted shared counters)"
+    )
