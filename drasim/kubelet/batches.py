@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from drasim.errors import KubeletError, RpcError
+from drasim.errors import DrasimError, KubeletError
 from drasim.interfaces import DriverClient
 from drasim.kubelet.claiminfo import ClaimInfoCache
 from drasim.kubelet.objects import ClaimView
@@ -54,7 +54,7 @@ def prepare_batch(
     """
     try:
         reply: Mapping[str, PrepareResult | None] = plugin.node_prepare_resources(claims)
-    except RpcError as err:
+    except DrasimError as err:  # RpcError per the port; any error is wrapped upstream
         raise KubeletError(f"NodePrepareResources: {err}") from err
     for uid, result in reply.items():
         requested = _lookup(claims, uid)
@@ -79,7 +79,7 @@ def unprepare_batch(plugin: DriverClient, claims: list[ClaimRef]) -> None:
     """Call NodeUnprepareResources for one driver's batch and check the reply."""
     try:
         reply: Mapping[str, UnprepareResult | None] = plugin.node_unprepare_resources(claims)
-    except RpcError as err:
+    except DrasimError as err:  # RpcError per the port; any error is wrapped upstream
         raise KubeletError(f"NodeUnprepareResources: {err}") from err
     for uid, result in reply.items():
         requested = _lookup(claims, uid)

@@ -73,6 +73,7 @@ def test_random_lifecycles(kit, steps) -> None:
         harness.driver.prepare_script = harness.driver.unprepare_script = None
         check_invariants(harness, synced=synced)
     # Tearing everything down always converges to an empty cache and checkpoint.
+    harness.driver.prepare_script = harness.driver.unprepare_script = None
     for uid in PODS:
         harness.manager.unprepare_resources(pods[uid])
     assert harness.manager.claim_infos() == []
