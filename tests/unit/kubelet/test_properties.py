@@ -55,7 +55,12 @@ def run_step(harness, kit, pods, action: str, arg) -> bool:
     return True
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(steps=st.lists(step, max_size=25))
 def test_random_lifecycles(kit, steps) -> None:
     harness = kit.Harness()
