@@ -28,7 +28,8 @@ def _type_words(tp: Any) -> str:  # noqa: PLR0911
     if tp is Step:
         return "step"
     if dataclasses.is_dataclass(tp):
-        return f"[{tp.__name__}](#{tp.__name__.lower()})"
+        name = getattr(tp, "__name__", "object")
+        return f"[{name}](#{name.lower()})"
     origin = typing.get_origin(tp)
     if origin is list:
         return f"list of {_type_words(typing.get_args(tp)[0])}"
