@@ -20,7 +20,7 @@ from drasim.apiserver.faults import ApiFault
 from drasim.apiserver.patch import PATCH_TYPES
 from drasim.apiserver.status import StatusError, bad_request, status_body
 from drasim.apiserver.streaming import stream_watch, watch_options
-from drasim.errors import ApiError
+from drasim.errors import ApiError, ConfigError
 
 if TYPE_CHECKING:
     from drasim.apiserver.http import ApiHttpServer
@@ -174,7 +174,10 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
             store.reset()
             self.send_json(200, {"status": "reset"})
         elif method == "POST" and parts == ["faults"]:
-            fault = store.faults.add(json_object(self.read_body()))
+            try:
+                fault = store.faults.add(json_object(self.read_body()))
+            except ConfigError as err:
+                raise bad_request(str(err)) from None
             self.send_json(201, {"added": repr(fault)})
         elif method == "DELETE" and parts == ["faults"]:
             store.faults.clear()

@@ -41,7 +41,7 @@ class ApiHttpServer(ThreadingHTTPServer):
     def __init__(self, address: tuple[str, int], store: ObjectStore, max_body_bytes: int) -> None:
         self.store = store
         self.max_body_bytes = max_body_bytes
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()
         self._watches: set[Watch] = set()
         self._connections: set[socket.socket] = set()
         super().__init__(address, ApiRequestHandler)
@@ -74,13 +74,17 @@ class ApiHttpServer(ThreadingHTTPServer):
         """Forget a finished watch."""
         with self._lock:
             self._watches.discard(watch)
+            self._lock.notify_all()
 
-    def close_all(self) -> None:
-        """End open watches and shut down open connections."""
+    def close_all(self, grace: float = 2.0) -> None:
+        """End open watches (letting them finish their chunked stream), then shut down connections."""
         with self._lock:
-            watches, conns = list(self._watches), list(self._connections)
+            watches = list(self._watches)
         for watch in watches:
             watch.stop()
+        with self._lock:
+            self._lock.wait_for(lambda: not self._watches, timeout=grace)
+            conns = list(self._connections)
         for conn in conns:
             with contextlib.suppress(OSError):
                 conn.shutdown(socket.SHUT_RDWR)
