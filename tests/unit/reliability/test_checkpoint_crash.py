@@ -1,0 +1,281 @@
+"""Crash consistency of FileCheckpointStore.store: a kill at any write point leaves old or new.
+
+The store replaces the whole ``dra_manager_state`` file on every write (temp file,
+write, fsync, rename, fsync of the directory). These tests intercept the OS calls
+such a write makes (``os.open``, the file object's ``write``/``flush``, ``os.fsync``,
+``os.replace``/``os.rename``) and stop the write at step k, for every k:
+
+* *kill*: the process dies at step k. The directory is snapshotted at that
+  instant (the cleanup a dying process never runs cannot matter), and the target
+  file in the snapshot must be the complete old or the complete new checkpoint. A
+  kubelet restarted on that snapshot must load it and write again.
+* *error*: the OS call fails at step k (EIO). The store raises CheckpointError (or
+  succeeds when the failure came after the rename), the file is old or new, and no
+  temp file is left behind.
+
+A kill in the middle of ``write`` leaves a torn temp file (half the bytes).
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from drasim.checkpoint import codec
+from drasim.checkpoint.store import FileCheckpointStore
+from drasim.errors import CheckpointError
+from drasim.kubelet.state import ClaimInfoState, DriverState
+from drasim.values import Device
+
+STATE_FILE = "dra_manager_state"
+
+
+class Killed(BaseException):
+    """Raised at the chosen step; BaseException so that ``except Exception`` cannot swallow it."""
+
+
+def claim(index: int) -> ClaimInfoState:
+    device = Device(
+        "node-1",
+        f"gpu-{index}",
+        request_names=("gpu",),
+        cdi_device_ids=(f"gpu.example.com/gpu=gpu-{index}",),
+    )
+    return ClaimInfoState(
+        claim_uid=f"uid-{index}",
+        claim_name=f"claim-{index}",
+        namespace="default",
+        pod_uids={f"pod-{index}"},
+        driver_state={"gpu.example.com": DriverState(devices=[device])},
+    )
+
+
+OLD = [claim(0)]
+NEW = [claim(0), claim(1), claim(2)]
+
+
+class WritePoints:
+    """Counts the OS-level write steps under ``directory`` and acts at step ``stop_at``."""
+
+    def __init__(self, directory: Path, stop_at: int | None, mode: str) -> None:
+        self.directory = directory
+        self.stop_at = stop_at
+        self.mode = mode
+        self.steps: list[str] = []
+        self.snapshot: dict[str, bytes] | None = None
+
+    def step(self, name: str, before_raise: Callable[[], None] | None = None) -> None:
+        self.steps.append(name)
+        if self.stop_at is None or len(self.steps) != self.stop_at:
+            return
+        if self.mode == "kill":
+            if before_raise is not None:
+                before_raise()
+            self.snapshot = read_dir(self.directory)
+            raise Killed(name)
+        raise OSError(errno.EIO, f"injected I/O error at {name}")
+
+    def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        real_open, real_fsync, real_fdopen = os.open, os.fsync, os.fdopen
+        real_replace, real_rename = os.replace, os.rename
+
+        def mine(path: Any) -> bool:
+            try:
+                return Path(os.fsdecode(path)).resolve().parent == self.directory or (
+                    Path(os.fsdecode(path)).resolve() == self.directory
+                )
+            except (TypeError, ValueError):
+                return False
+
+        def fake_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+            if mine(path):
+                self.step("create" if flags & os.O_CREAT else "open-dir")
+            return real_open(path, flags, *args, **kwargs)
+
+        def fake_fsync(fd: Any) -> None:
+            self.step("fsync")
+            real_fsync(fd)
+
+        def fake_fdopen(fd: int, *args: Any, **kwargs: Any) -> Any:
+            return _WatchedFile(real_fdopen(fd, *args, **kwargs), self)
+
+        def fake_replace(src: Any, dst: Any, *args: Any, **kwargs: Any) -> None:
+            if mine(dst):
+                self.step("rename")
+            real_replace(src, dst, *args, **kwargs)
+
+        def fake_rename(src: Any, dst: Any, *args: Any, **kwargs: Any) -> None:
+            if mine(dst):
+                self.step("rename")
+            real_rename(src, dst, *args, **kwargs)
+
+        monkeypatch.setattr(os, "open", fake_open)
+        monkeypatch.setattr(os, "fsync", fake_fsync)
+        monkeypatch.setattr(os, "fdopen", fake_fdopen)
+        monkeypatch.setattr(os, "replace", fake_replace)
+        monkeypatch.setattr(os, "rename", fake_rename)
+
+
+class _WatchedFile:
+    """Wraps the temp file object: ``write`` and ``flush`` are write points."""
+
+    def __init__(self, inner: io.BufferedWriter, points: WritePoints) -> None:
+        self._inner = inner
+        self._points = points
+
+    def write(self, data: bytes) -> int:
+        def torn() -> None:  # a kill mid-write: half of the bytes reached the file
+            self._inner.write(data[: len(data) // 2])
+            self._inner.flush()
+
+        self._points.step("write", torn)
+        return self._inner.write(data)
+
+    def flush(self) -> None:
+        self._points.step("flush")
+        self._inner.flush()
+
+    def __enter__(self) -> _WatchedFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._inner.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def read_dir(directory: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in directory.iterdir() if p.is_file()}
+
+
+def restore_dir(directory: Path, files: dict[str, bytes]) -> None:
+    for path in directory.iterdir():
+        path.unlink()
+    for name, data in files.items():
+        (directory / name).write_bytes(data)
+
+
+def entries_of(blob: bytes) -> list[ClaimInfoState]:
+    decoded = codec.decode(blob)
+    assert decoded.checksum_ok
+    return decoded.entries
+
+
+def count_steps(
+    directory: Path, monkeypatch: pytest.MonkeyPatch, old: list[ClaimInfoState] | None
+) -> list[str]:
+    store = FileCheckpointStore(directory / STATE_FILE)
+    if old is not None:
+        store.store(old)
+    points = WritePoints(directory.resolve(), None, "kill")
+    with monkeypatch.context() as patch:
+        points.install(patch)
+        store.store(NEW)
+    restore_dir(directory, {})
+    return points.steps
+
+
+@pytest.fixture
+def state_dir(tmp_path: Path) -> Path:
+    directory = tmp_path / "kubelet"
+    directory.mkdir()
+    return directory
+
+
+def test_write_points_are_the_expected_ones(state_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Guards the other tests: they must see a temp-file write that is fsynced before the rename."""
+    steps = count_steps(state_dir, monkeypatch, OLD)
+    assert "write" in steps
+    assert "rename" in steps
+    assert steps.index("create") < steps.index("write") < steps.index("rename")
+    fsyncs = [i for i, s in enumerate(steps) if s == "fsync"]
+    assert any(i < steps.index("rename") for i in fsyncs), f"no fsync of the temp file before rename: {steps}"
+    assert any(i > steps.index("rename") for i in fsyncs), f"no fsync of the directory after rename: {steps}"
+
+
+@pytest.mark.parametrize("old", [OLD, None], ids=["replace-existing", "first-write"])
+def test_kill_at_every_write_point_leaves_old_or_new(
+    state_dir: Path, monkeypatch: pytest.MonkeyPatch, old: list[ClaimInfoState] | None
+) -> None:
+    steps = count_steps(state_dir, monkeypatch, old)
+    path = state_dir / STATE_FILE
+    new_blob = codec.encode(NEW)
+    outcomes: list[str] = []
+    for k in range(1, len(steps) + 1):
+        restore_dir(state_dir, {})
+        store = FileCheckpointStore(path)
+        if old is not None:
+            store.store(old)
+        old_blob = path.read_bytes() if old is not None else None
+        points = WritePoints(state_dir.resolve(), k, "kill")
+        with monkeypatch.context() as patch:
+            points.install(patch)
+            with pytest.raises(Killed):
+                store.store(NEW)
+        assert points.snapshot is not None
+        on_disk = points.snapshot.get(STATE_FILE)
+        where = f"kill at step {k} ({steps[k - 1]})"
+        if on_disk is None:
+            assert old is None, f"{where}: the checkpoint vanished"
+            outcomes.append("absent")
+        elif on_disk == old_blob:
+            outcomes.append("old")
+        else:
+            assert on_disk == new_blob, f"{where}: torn checkpoint {on_disk[:80]!r}"
+            outcomes.append("new")
+        # A kubelet restarted on exactly what was on disk loads it and can write again.
+        restore_dir(state_dir, points.snapshot)
+        restarted = FileCheckpointStore(path)
+        loaded = restarted.get_or_create()
+        expected = {"absent": [], "old": old or [], "new": NEW}[outcomes[-1]]
+        assert loaded == sorted(expected, key=codec.entry_sort_key), where
+        restarted.store(NEW)
+        assert entries_of(path.read_bytes()) == NEW
+    # The switch from old to new happens exactly once, at the rename.
+    rename = steps.index("rename")
+    before = "old" if old is not None else "absent"
+    assert outcomes == [before] * (rename + 1) + ["new"] * (len(steps) - rename - 1), list(
+        zip(steps, outcomes, strict=True)
+    )
+
+
+def test_io_error_at_every_write_point_keeps_a_valid_file_and_no_temp(
+    state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    steps = count_steps(state_dir, monkeypatch, OLD)
+    path = state_dir / STATE_FILE
+    rename = steps.index("rename")
+    for k in range(1, len(steps) + 1):
+        restore_dir(state_dir, {})
+        store = FileCheckpointStore(path)
+        store.store(OLD)
+        points = WritePoints(state_dir.resolve(), k, "error")
+        where = f"EIO at step {k} ({steps[k - 1]})"
+        with monkeypatch.context() as patch:
+            points.install(patch)
+            if k <= rename + 1:
+                with pytest.raises(CheckpointError, match="cannot write checkpoint"):
+                    store.store(NEW)
+            else:
+                store.store(NEW)  # only the directory fsync is left; its failure is tolerated
+        files = read_dir(state_dir)
+        assert set(files) == {STATE_FILE}, f"{where}: left behind {sorted(set(files) - {STATE_FILE})}"
+        expected = OLD if k <= rename + 1 else NEW
+        assert entries_of(files[STATE_FILE]) == expected, where
+
+
+def test_a_leftover_temp_file_from_a_kill_does_not_disturb_the_next_start(state_dir: Path) -> None:
+    path = state_dir / STATE_FILE
+    FileCheckpointStore(path).store(OLD)
+    (state_dir / ".123456").write_bytes(codec.encode(NEW)[:40])  # torn temp of a killed write
+    store = FileCheckpointStore(path)
+    assert store.get_or_create() == OLD
+    store.store(NEW)
+    assert entries_of(path.read_bytes()) == NEW
