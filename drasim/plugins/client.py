@@ -176,7 +176,12 @@ class GrpcDriverClient:
             self.channel.unsubscribe(kick)
 
     def close(self) -> None:
-        """Close the channel; the instance is unusable afterwards."""
+        """Close the channel; the instance is unusable afterwards.
+
+        grpcio's connectivity-polling thread fails noisily if the channel closes under it,
+        so the close itself happens in the background once that thread has seen the
+        unsubscription (within ~0.2 s).
+        """
         with self._lock:
             if self._closed:
                 return
@@ -184,7 +189,9 @@ class GrpcDriverClient:
             self._connected = False
         with contextlib.suppress(ValueError):
             self.channel.unsubscribe(self._on_state)
-        self.channel.close()
+        threading.Thread(
+            target=close_when_idle, args=(self.channel,), name="close-channel", daemon=True
+        ).start()
 
     def node_prepare_resources(self, claims: Sequence[ClaimRef]) -> Mapping[str, PrepareResult | None]:
         """NodePrepareResources; the reply is keyed by claim UID."""
@@ -255,3 +262,12 @@ class GrpcDriverClient:
             error=error,
             duration=duration,
         )
+
+
+def close_when_idle(channel: grpc.Channel, limit: float = 2.0) -> None:
+    """Close ``channel`` after grpcio's connectivity poller (private state) has stopped."""
+    state = getattr(channel, "_connectivity_state", None)
+    deadline = time.monotonic() + limit
+    while getattr(state, "polling", False) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    channel.close()

@@ -9,6 +9,7 @@ timeouts are nominal and scaled by the clock; error texts are upstream's.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -18,7 +19,7 @@ import grpc
 from drasim._proto.pluginregistration.v1 import api_pb2 as reg_pb
 from drasim.errors import DrasimError
 from drasim.interfaces import Clock, NullRecorder, Recorder
-from drasim.plugins.client import channel_options, rpc_error_from
+from drasim.plugins.client import channel_options, close_when_idle, rpc_error_from
 
 DRA_PLUGIN_TYPE = "DRAPlugin"
 DIAL_TIMEOUT = 10.0
@@ -78,9 +79,11 @@ class _Session:
         self.channel = grpc.insecure_channel("unix:" + socket_path, options=channel_options(clock))
 
     def dial(self) -> None:
+        ready = grpc.channel_ready_future(self.channel)
         try:
-            grpc.channel_ready_future(self.channel).result(timeout=self.clock.scaled(DIAL_TIMEOUT))
+            ready.result(timeout=self.clock.scaled(DIAL_TIMEOUT))
         except grpc.FutureTimeoutError:
+            ready.cancel()
             path = self.socket_path
             msg = (
                 f"RegisterPlugin error -- dial failed at socket {path}, err: "
@@ -133,7 +136,9 @@ class _Session:
         return RegistrationFailedError(error)
 
     def close(self) -> None:
-        self.channel.close()
+        threading.Thread(
+            target=close_when_idle, args=(self.channel,), name="close-channel", daemon=True
+        ).start()
 
 
 def register_socket(

@@ -66,7 +66,7 @@ class _DraServicer:
         self.plugin = plugin
         self.pb = pb
 
-    def NodePrepareResources(self, request: Any, context: Any) -> Any:
+    def NodePrepareResources(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC method name
         self.plugin.note("NodePrepareResources", request)
         if self.plugin.hang is not None:
             self.plugin.hang.wait(10)
@@ -77,7 +77,7 @@ class _DraServicer:
             claims={c.uid: default_prepare(self.pb, c, share) for c in request.claims}
         )
 
-    def NodeUnprepareResources(self, request: Any, context: Any) -> Any:
+    def NodeUnprepareResources(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC method name
         self.plugin.note("NodeUnprepareResources", request)
         return self.pb.NodeUnprepareResourcesResponse(
             claims={c.uid: self.pb.NodeUnprepareResourceResponse() for c in request.claims}
@@ -88,7 +88,7 @@ class _RegistrationServicer(reg_grpc.RegistrationServicer):
     def __init__(self, plugin: FakeDraPlugin) -> None:
         self.plugin = plugin
 
-    def GetInfo(self, request: Any, context: Any) -> Any:
+    def GetInfo(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC method name
         self.plugin.get_info_calls += 1
         return reg.PluginInfo(
             type=self.plugin.plugin_type,
@@ -97,7 +97,7 @@ class _RegistrationServicer(reg_grpc.RegistrationServicer):
             supported_versions=list(self.plugin.services),
         )
 
-    def NotifyRegistrationStatus(self, request: Any, context: Any) -> Any:
+    def NotifyRegistrationStatus(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC method name
         self.plugin.statuses.put((request.plugin_registered, request.error))
         if not request.plugin_registered:
             # like the stock helper (kubeletplugin/registrationserver.go): answer with an error
@@ -110,7 +110,7 @@ class _HealthServicer:
         self.plugin = plugin
         self.pb = pb
 
-    def NodeWatchResources(self, request: Any, context: Any) -> Iterator[Any]:
+    def NodeWatchResources(self, request: Any, context: Any) -> Iterator[Any]:  # noqa: N802 - gRPC method name
         self.plugin.health_opens.put(self.pb)
         if self.plugin.health_unimplemented:
             context.abort(grpc.StatusCode.UNIMPLEMENTED, "no health here")
@@ -289,3 +289,17 @@ def make_plugin(dirs: tuple[Path, Path]) -> Iterator[Callable[..., FakeDraPlugin
     yield make
     for plugin in created:
         plugin.stop()
+
+
+@pytest.fixture
+def counting_proxy() -> Iterator[Callable[[str, str], CountingProxy]]:
+    proxies: list[CountingProxy] = []
+
+    def make(listen_path: str, target_path: str) -> CountingProxy:
+        proxy = CountingProxy(listen_path, target_path)
+        proxies.append(proxy)
+        return proxy
+
+    yield make
+    for proxy in proxies:
+        proxy.close()

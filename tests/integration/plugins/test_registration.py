@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import socket
 from collections.abc import Iterator
@@ -69,7 +70,13 @@ V1, V1B = "v1.DRAPlugin", "v1beta1.DRAPlugin"
     ],
 )
 def test_version_negotiation(
-    host_factory: Any, make_plugin: Any, advertised: list[str], kubelet: list[str], serve: Any, expected: str
+    host_factory: Any,
+    make_plugin: Any,
+    advertised: list[str],
+    kubelet: list[str],
+    *,
+    serve: Any,
+    expected: str,
 ) -> None:
     plugin = make_plugin(services=tuple(advertised), serve=serve).start()
     host = host_factory(services=kubelet)
@@ -113,7 +120,13 @@ def _validation_error(endpoint: str, detail: str) -> str:
     ],
 )
 def test_version_rejected(
-    host_factory: Any, make_plugin: Any, events: Any, advertised: list[str], kubelet: list[str], detail: str
+    host_factory: Any,
+    make_plugin: Any,
+    events: Any,
+    advertised: list[str],
+    *,
+    kubelet: list[str],
+    detail: str,
 ) -> None:
     plugin = make_plugin(services=tuple(advertised)).start()
     host = host_factory(services=kubelet)
@@ -136,10 +149,9 @@ def test_wrong_plugin_type_is_rejected(host_factory: Any, make_plugin: Any) -> N
     host_factory()
     registered, error = plugin.next_status()
     assert not registered
-    assert (
-        error
-        == f"RegisterPlugin error -- no handler registered for plugin type: CSIPlugin at socket {plugin.reg_path}"
-    )
+    expected = "RegisterPlugin error -- no handler registered for plugin type: CSIPlugin at socket "
+    expected += plugin.reg_path
+    assert error == expected
 
 
 def test_failed_registration_is_retried(host_factory: Any, make_plugin: Any) -> None:
@@ -184,7 +196,8 @@ def test_plugin_restart_on_same_path_reregisters(host_factory: Any, make_plugin:
     assert new_client is not old_client
     assert len(host.manager.instances(DRIVER)) == 1
     new_client.node_prepare_resources([CLAIM])
-    assert second.calls and not first.calls
+    assert second.calls
+    assert not first.calls
     outcomes = [e["outcome"] for e in events.of("registration")]
     assert outcomes == ["registered", "deregistered", "registered"]
 
@@ -221,7 +234,7 @@ def test_stale_socket_without_listener_backs_off(
         assert failures, "each failed attempt is journaled"
         assert failures[0]["error"].startswith(f"RegisterPlugin error -- dial failed at socket {stale_path}")
         # Attempts 1..n start after 0, 5, 10, 20 ms ... of backoff plus a 0.1 s dial each: never a busy loop.
-        gaps = [b["_t"] - a["_t"] for a, b in zip(failures, failures[1:], strict=False)]
+        gaps = [b["_t"] - a["_t"] for a, b in itertools.pairwise(failures)]
         assert all(gap >= 0.1 for gap in gaps)
         # The owner comes back and re-creates its socket: registration succeeds.
         os.unlink(stale_path)
