@@ -14,9 +14,9 @@ from google.protobuf.message import DecodeError, Message
 
 from drasim.apiserver.k8spb.convert import ConversionError, json_to_message, message_to_json
 from drasim.apiserver.k8spb.registry import (
+    PARTIAL_RESOURCE_VERSIONS,
     RESOURCE_GROUP,
     UNKNOWN,
-    UNSUPPORTED_RESOURCE_VERSIONS,
     api_version,
     message_name,
     new_message,
@@ -94,10 +94,10 @@ def _message_for(group: str, version: str, kind: str) -> str:
     if full_name is not None:
         return full_name
     where = api_version(group, version)
-    if group == RESOURCE_GROUP and version in UNSUPPORTED_RESOURCE_VERSIONS:
+    if group == RESOURCE_GROUP and version in PARTIAL_RESOURCE_VERSIONS:
         raise _unsupported(
-            f"drasim does not decode protobuf for {where} (its layout differs from v1); "
-            f"send {kind} as JSON or use resource.k8s.io/v1"
+            f"drasim decodes protobuf for {where} ResourceSlice only, not {kind}; "
+            f"send it as JSON or use resource.k8s.io/v1"
         )
     raise _unsupported(f"drasim cannot decode protobuf for {where} {kind}; send it as application/json")
 

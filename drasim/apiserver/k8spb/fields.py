@@ -22,6 +22,7 @@ from __future__ import annotations
 _META = "k8s.io.apimachinery.pkg.apis.meta.v1."
 _CORE = "k8s.io.api.core.v1."
 _RES = "k8s.io.api.resource.v1."
+_RES_BETA1 = "k8s.io.api.resource.v1beta1."
 
 
 def _table(prefix: str, entries: dict[str, str]) -> dict[str, frozenset[str]]:
@@ -56,6 +57,13 @@ POINTER_FIELDS: dict[str, frozenset[str]] = {
             "DeviceConstraint": "matchAttribute distinctAttribute",
             "DeviceRequestAllocationResult": "adminAccess shareID",
             "AllocatedDeviceStatus": "shareID",
+        },
+    ),
+    **_table(
+        _RES_BETA1,
+        {
+            "ResourceSliceSpec": "nodeName allNodes perDeviceNodeSelection",
+            "BasicDevice": "nodeName allNodes bindsToNode allowMultipleAllocations",
         },
     ),
 }
@@ -100,6 +108,7 @@ REQUIRED_FIELDS: dict[str, frozenset[str]] = {
             "AllocatedDeviceStatus": "driver pool device",
         },
     ),
+    **_table(_RES_BETA1, {"ResourceSliceSpec": "driver", "Device": "name"}),
 }
 
 # Go structs embedded with ``json:",inline"``: on the wire they are a nested

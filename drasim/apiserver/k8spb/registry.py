@@ -2,8 +2,9 @@
 
 resource.k8s.io ``v1beta2`` has the same wire layout as ``v1`` (``v1`` was
 promoted from it), so both are decoded with the ``v1`` messages. ``v1beta1``
-differs (devices nest their fields under ``basic``) and is not described: such
-bodies are answered with 415, so a client falls back to JSON or to ``v1``.
+differs (devices nest their fields under ``basic``); only its ResourceSlice is
+described, which is what drivers write. Other ``v1beta1`` bodies are answered
+with 415.
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ from google.protobuf.message import Message
 # Importing the generated modules registers their descriptors.
 from drasim._proto.k8s.api.core.v1 import generated_pb2 as _core_v1
 from drasim._proto.k8s.api.resource.v1 import generated_pb2 as _resource_v1
+from drasim._proto.k8s.api.resource.v1beta1 import generated_pb2 as _resource_v1beta1
 from drasim._proto.k8s.apimachinery.pkg.apis.meta.v1 import generated_pb2 as _meta_v1
 from drasim._proto.k8s.apimachinery.pkg.runtime import generated_pb2 as _runtime
 
 RESOURCE_GROUP = "resource.k8s.io"
 RESOURCE_VERSIONS = ("v1", "v1beta2")
-UNSUPPORTED_RESOURCE_VERSIONS = ("v1beta1",)
+PARTIAL_RESOURCE_VERSIONS = ("v1beta1",)
 
 _RESOURCE_KINDS = (
     "ResourceSlice",
@@ -31,6 +33,7 @@ _RESOURCE_KINDS = (
     "DeviceClass",
     "DeviceClassList",
 )
+_V1BETA1_KINDS = ("ResourceSlice", "ResourceSliceList")
 _CORE_KINDS = ("Node", "Namespace")
 # Kinds every group version accepts (apimachinery registers them everywhere).
 _META_KINDS = ("DeleteOptions", "Status")
@@ -41,10 +44,11 @@ _MESSAGES: dict[tuple[str, str, str], str] = {
         for v in RESOURCE_VERSIONS
         for k in _RESOURCE_KINDS
     },
+    **{(RESOURCE_GROUP, "v1beta1", k): f"k8s.io.api.resource.v1beta1.{k}" for k in _V1BETA1_KINDS},
     **{("", "v1", k): f"k8s.io.api.core.v1.{k}" for k in _CORE_KINDS},
 }
 
-_ = (_core_v1, _resource_v1, _meta_v1)
+_ = (_core_v1, _resource_v1, _resource_v1beta1, _meta_v1)
 UNKNOWN = _runtime.Unknown
 
 

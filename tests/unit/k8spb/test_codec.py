@@ -269,11 +269,34 @@ def test_unknown_kind_is_415() -> None:
     assert "v1 Pod" in err.message
 
 
-def test_v1beta1_is_415_with_reason() -> None:
-    body = MAGIC + _ld(1, _s(1, "resource.k8s.io/v1beta1") + _s(2, "ResourceSlice")) + _ld(2, b"")
-    err = _error(body, version="v1beta1")
+def test_v1beta1_claim_is_415_with_reason() -> None:
+    body = MAGIC + _ld(1, _s(1, "resource.k8s.io/v1beta1") + _s(2, "ResourceClaim")) + _ld(2, b"")
+    err = _error(body, version="v1beta1", kind="ResourceClaim")
     assert err.code == 415
-    assert "v1beta1" in err.message
+    assert "resource.k8s.io/v1beta1 ResourceSlice only, not ResourceClaim" in err.message
+
+
+def test_v1beta1_slice_nests_devices_under_basic() -> None:
+    v1 = objects.example_driver_slice()
+    beta = copy.deepcopy(v1)
+    beta["apiVersion"] = "resource.k8s.io/v1beta1"
+    beta["spec"]["devices"] = [
+        {"name": d["name"], "basic": {k: v for k, v in d.items() if k != "name"}}
+        for d in v1["spec"]["devices"]
+    ]
+    beta["spec"]["devices"][0]["basic"]["bindsToNode"] = False
+    body = encode_object(beta, go_zero_fields=True)
+    assert decode_request_body(body, group="resource.k8s.io", version="v1beta1", kind="ResourceSlice") == beta
+    # Same wire bytes for the shared parts: basic (field 2) holds what v1 puts in the device itself.
+    attrs = beta["spec"]["devices"][1]["basic"]["attributes"]
+    assert attrs["driverVersion"] == {"version": "1.0.0"}
+
+
+def test_list_type_attributes_round_trip() -> None:
+    obj = objects.example_driver_slice(devices=1)
+    obj["spec"]["devices"][0]["attributes"]["links"] = {"ints": [0, 2]}
+    obj["spec"]["devices"][0]["attributes"]["models"] = {"strings": ["a", "b"]}
+    assert _roundtrip(obj) == obj
 
 
 def test_content_encoding_is_415() -> None:

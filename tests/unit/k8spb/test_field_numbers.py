@@ -16,6 +16,7 @@ CORE = "drasim._proto.k8s.api.core.v1.generated_pb2"
 META = "drasim._proto.k8s.apimachinery.pkg.apis.meta.v1.generated_pb2"
 RUNTIME = "drasim._proto.k8s.apimachinery.pkg.runtime.generated_pb2"
 QUANTITY = "drasim._proto.k8s.apimachinery.pkg.api.resource.generated_pb2"
+BETA1 = "drasim._proto.k8s.api.resource.v1beta1.generated_pb2"
 
 UPSTREAM: list[tuple[str, str, dict[str, int]]] = [
     (RUNTIME, "Unknown", {"typeMeta": 1, "raw": 2, "contentEncoding": 3, "contentType": 4}),
@@ -128,7 +129,43 @@ UPSTREAM: list[tuple[str, str, dict[str, int]]] = [
             "allowMultipleAllocations": 12,
         },
     ),
-    (RES, "DeviceAttribute", {"int": 2, "bool": 3, "string": 4, "version": 5}),
+    (
+        RES,
+        "DeviceAttribute",
+        {"int": 2, "bool": 3, "string": 4, "version": 5, "ints": 6, "bools": 7, "strings": 8, "versions": 9},
+    ),
+    (BETA1, "Device", {"name": 1, "basic": 2}),
+    (
+        BETA1,
+        "BasicDevice",
+        {
+            "attributes": 1,
+            "capacity": 2,
+            "consumesCounters": 3,
+            "nodeName": 4,
+            "nodeSelector": 5,
+            "allNodes": 6,
+            "taints": 7,
+            "bindsToNode": 8,
+            "bindingConditions": 9,
+            "bindingFailureConditions": 10,
+            "allowMultipleAllocations": 11,
+        },
+    ),
+    (
+        BETA1,
+        "ResourceSliceSpec",
+        {
+            "driver": 1,
+            "pool": 2,
+            "nodeName": 3,
+            "nodeSelector": 4,
+            "allNodes": 5,
+            "devices": 6,
+            "perDeviceNodeSelection": 7,
+            "sharedCounters": 8,
+        },
+    ),
     (RES, "DeviceCapacity", {"value": 1, "requestPolicy": 2}),
     (RES, "CapacityRequestPolicy", {"default": 1, "validValues": 3, "validRange": 4}),
     (RES, "CounterSet", {"name": 1, "counters": 2}),
@@ -213,6 +250,7 @@ def test_field_numbers_match_upstream(module: str, message: str, expected: dict[
     ("module", "package"),
     [
         (RES, "k8s.io.api.resource.v1"),
+        (BETA1, "k8s.io.api.resource.v1beta1"),
         (CORE, "k8s.io.api.core.v1"),
         (META, "k8s.io.apimachinery.pkg.apis.meta.v1"),
         (RUNTIME, "k8s.io.apimachinery.pkg.runtime"),

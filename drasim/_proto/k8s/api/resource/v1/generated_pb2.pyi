@@ -99,16 +99,24 @@ class Device(_message.Message):
     def __init__(self, name: _Optional[str] = ..., attributes: _Optional[_Mapping[str, DeviceAttribute]] = ..., capacity: _Optional[_Mapping[str, DeviceCapacity]] = ..., consumesCounters: _Optional[_Iterable[_Union[DeviceCounterConsumption, _Mapping]]] = ..., nodeName: _Optional[str] = ..., nodeSelector: _Optional[_Union[_generated_pb2.NodeSelector, _Mapping]] = ..., allNodes: _Optional[bool] = ..., taints: _Optional[_Iterable[_Union[DeviceTaint, _Mapping]]] = ..., bindsToNode: _Optional[bool] = ..., bindingConditions: _Optional[_Iterable[str]] = ..., bindingFailureConditions: _Optional[_Iterable[str]] = ..., allowMultipleAllocations: _Optional[bool] = ...) -> None: ...
 
 class DeviceAttribute(_message.Message):
-    __slots__ = ("int", "bool", "string", "version")
+    __slots__ = ("int", "bool", "string", "version", "ints", "bools", "strings", "versions")
     INT_FIELD_NUMBER: _ClassVar[int]
     BOOL_FIELD_NUMBER: _ClassVar[int]
     STRING_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
+    INTS_FIELD_NUMBER: _ClassVar[int]
+    BOOLS_FIELD_NUMBER: _ClassVar[int]
+    STRINGS_FIELD_NUMBER: _ClassVar[int]
+    VERSIONS_FIELD_NUMBER: _ClassVar[int]
     int: int
     bool: bool
     string: str
     version: str
-    def __init__(self, int: _Optional[int] = ..., bool: _Optional[bool] = ..., string: _Optional[str] = ..., version: _Optional[str] = ...) -> None: ...
+    ints: _containers.RepeatedScalarFieldContainer[int]
+    bools: _containers.RepeatedScalarFieldContainer[bool]
+    strings: _containers.RepeatedScalarFieldContainer[str]
+    versions: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, int: _Optional[int] = ..., bool: _Optional[bool] = ..., string: _Optional[str] = ..., version: _Optional[str] = ..., ints: _Optional[_Iterable[int]] = ..., bools: _Optional[_Iterable[bool]] = ..., strings: _Optional[_Iterable[str]] = ..., versions: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class DeviceCapacity(_message.Message):
     __slots__ = ("value", "requestPolicy")
