@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from drasim.allocator.inventory import DeviceKey, newest_pools
+from drasim.allocator.inventory import DeviceKey, flat_device, newest_pools
 from drasim.allocator.quantity import parse_quantity
 
 CounterKey = tuple[str, str, str, str]  # driver, pool, counter set, counter
@@ -46,12 +46,12 @@ def counter_book(slices: Iterable[Mapping[str, Any]], in_use: Iterable[DeviceKey
                 for name, counter in (counter_set.get("counters") or {}).items():
                     key = (pool.driver, pool.name, counter_set.get("name", ""), name)
                     book.available[key] = parse_quantity(str(counter.get("value", "0")))
-            for device in spec.get("devices") or []:
+            for device in map(flat_device, spec.get("devices") or []):
                 usage = _consumption(pool.driver, pool.name, device)
                 if usage:
                     book.consumes[(pool.driver, pool.name, device.get("name", ""))] = usage
-    for device in in_use:
-        for key, amount in book.consumes.get(device, {}).items():
+    for held in in_use:
+        for key, amount in book.consumes.get(held, {}).items():
             book.held[key] = book.held.get(key, Fraction(0)) + amount
     return book
 

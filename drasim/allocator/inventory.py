@@ -47,7 +47,7 @@ def gather_candidates(
         driver, pool_name, current, complete = pool.driver, pool.name, pool.slices, pool.complete
         seen: set[str] = set()
         for item in current:
-            for device in item["spec"].get("devices") or []:
+            for device in map(flat_device, item["spec"].get("devices") or []):
                 name = device.get("name", "")
                 if name in seen:
                     continue
@@ -58,6 +58,14 @@ def gather_candidates(
                 if candidate is not None:
                     out.append(candidate)
     return out
+
+
+def flat_device(device: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A device in the v1 layout; v1beta1 slices nest the fields under ``basic``."""
+    basic = device.get("basic")
+    if basic is None:
+        return device
+    return {**basic, "name": device.get("name", "")}
 
 
 @dataclass(frozen=True)

@@ -464,3 +464,16 @@ def test_shared_counters_held_by_other_claims_block_devices() -> None:
         "on node n1 (whole used by default/h, half-0 blocked by exhausted shared counters, "
         "half-1 blocked by exhausted shared counters)"
     )
+
+
+def test_v1beta1_slices_with_basic_devices() -> None:
+    s = gpu_slice(count=3)
+    s["apiVersion"] = "resource.k8s.io/v1beta1"
+    s["spec"]["devices"] = [
+        {"name": d["name"], "basic": {k: v for k, v in d.items() if k != "name"}}
+        for d in s["spec"]["devices"]
+    ]
+    req = exact(
+        "gpu", 1, selectors=[{"cel": {"expression": 'device.attributes["gpu.example.com"].index == 2'}}]
+    )
+    assert devices(run(claim("c", req), slices=[s])) == ["gpu-2"]
