@@ -246,7 +246,8 @@ class Decoder:
         ((name, body),) = value.items()
         key_loc = getattr(value, "key_locs", {}).get(name, loc)
         if not isinstance(name, str) or name not in STEP_TYPES:
-            hint = suggest(str(name), STEP_TYPES) or f" Valid steps: {', '.join(STEP_TYPES)}."
+            ordered = sorted(STEP_TYPES, key=lambda n: STEP_TYPES[n].kind != "action")
+            hint = suggest(str(name), STEP_TYPES) or f" Valid steps: {', '.join(ordered)}."
             self.problem(key_loc, path, f"unknown step {name!r}.{hint}")
             return INVALID
         body_loc = getattr(value, "value_locs", {}).get(name, key_loc)
