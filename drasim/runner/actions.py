@@ -1,0 +1,541 @@
+"""Action steps: one handler per step type of :mod:`drasim.scenario.steps`.
+
+Each handler does what the step's docstring promises and raises
+:class:`~drasim.runner.context.StepFailure` when the step's own ``expectError`` does
+not hold (an error that was not expected, or an expected error that did not come).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from drasim.allocator import AllocationError, allocate
+from drasim.errors import ApiError, ConfigError, DrasimError, KubeletError
+from drasim.runner import podworker
+from drasim.runner.context import StepContext, StepFailure
+from drasim.runner.health import wait_health
+from drasim.runner.pods import PodRecord, claim_from_template, containers_of, pod_claims, split_ref
+from drasim.runner.world import REGISTRATION_TIMEOUT, SimulatedCrash, World
+from drasim.scenario import steps as S  # noqa: N812 - S.StartPod reads like the YAML
+from drasim.scenario.common import ErrorMatch
+
+RESOURCE_V1 = "resource.k8s.io/v1"
+Handler = Callable[[World, Any, StepContext], None]
+
+
+def check_error(expect: ErrorMatch | str | None, error: str | None, what: str) -> None:
+    """Compare an operation's outcome with a step's ``expectError``."""
+    if expect is None:
+        if error is not None:
+            raise StepFailure(f"{what} failed: {error}", expected="success", actual=error)
+        return
+    matcher = ErrorMatch(contains=expect) if isinstance(expect, str) else expect
+    if error is None:
+        raise StepFailure(
+            f"{what} succeeded, but an error that {matcher.describe()} was expected",
+            expected=matcher.describe(),
+            actual="success",
+        )
+    if matcher.contains and matcher.contains not in error:
+        raise StepFailure(
+            f"{what} failed with an unexpected error: {error}", expected=matcher.describe(), actual=error
+        )
+    if matcher.matches and not re.search(matcher.matches, error):
+        raise StepFailure(
+            f"{what} failed with an unexpected error: {error}", expected=matcher.describe(), actual=error
+        )
+
+
+def _api(fn: Callable[[], object]) -> str | None:
+    try:
+        fn()
+    except (ApiError, ConfigError) as err:
+        return str(err)
+    return None
+
+
+# ----------------------------------------------------------------------------- objects
+def apply(world: World, args: S.Apply, ctx: StepContext) -> None:
+    """kubectl apply."""
+    for obj in args.objects:
+        manifest = world.expand(obj)
+        error = _api(lambda: world.runner_api.apply(manifest))  # noqa: B023 - called at once
+        if error is not None or args.expect_error is not None:
+            check_error(args.expect_error, error, "apply")
+            return
+
+
+def create(world: World, args: S.Create, ctx: StepContext) -> None:
+    """kubectl create."""
+    for obj in args.objects:
+        manifest = world.expand(obj)
+        error = _api(lambda: world.runner_api.create(manifest))  # noqa: B023 - called at once
+        if error is not None or args.expect_error is not None:
+            check_error(args.expect_error, error, "create")
+            return
+
+
+def _api_version(kind: str, given: str) -> str:
+    if given:
+        return given
+    core = {"Pod", "Node", "Namespace", "Event", "ConfigMap", "Secret"}
+    return "v1" if kind in core else RESOURCE_V1
+
+
+def delete(world: World, args: S.Delete, ctx: StepContext) -> None:
+    """Delete one object."""
+    api_version = _api_version(args.kind, args.api_version)
+    error = _api(lambda: world.runner_api.delete(api_version, args.kind, args.name, args.namespace))
+    check_error(args.expect_error, error, f"delete {args.kind} {args.namespace}/{args.name}")
+
+
+# ----------------------------------------------------------------------------- claims
+def _claim(world: World, ref: str, namespace: str = "default") -> dict[str, Any]:
+    ns, name = split_ref(ref, namespace)
+    return world.runner_api.get(RESOURCE_V1, "ResourceClaim", name, ns)
+
+
+def _allocate_from_slices(world: World, claim: dict[str, Any]) -> dict[str, Any]:
+    slices = world.runner_api.list(RESOURCE_V1, "ResourceSlice")
+    classes = world.runner_api.list(RESOURCE_V1, "DeviceClass")
+    others = [
+        c
+        for c in world.runner_api.list(RESOURCE_V1, "ResourceClaim")
+        if (c.get("status") or {}).get("allocation")
+    ]
+    return allocate(
+        claim, slices=slices, classes=classes, allocated_claims=others, node_name=world.node, pods=[]
+    )
+
+
+def _explicit_results(
+    world: World, claim: dict[str, Any], devices: list[S.DeviceRef]
+) -> list[dict[str, Any]]:
+    requests = [r.get("name") for r in (claim.get("spec") or {}).get("devices", {}).get("requests", [])]
+    results = []
+    for ref in devices:
+        driver = world.driver(ref.driver).name
+        result: dict[str, Any] = {
+            "request": ref.request or (requests[0] if requests else "req-0"),
+            "driver": driver,
+            "pool": ref.pool or world.node,
+            "device": ref.device,
+        }
+        if ref.admin_access:
+            result["adminAccess"] = True
+        if ref.share_id:
+            result["shareID"] = ref.share_id
+        results.append(result)
+    return results
+
+
+def _node_selector(node: str) -> dict[str, Any]:
+    return {
+        "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]
+    }
+
+
+def allocate_claim(world: World, args: S.Allocate, ctx: StepContext) -> None:
+    """Fill status.allocation from slices, explicit devices or another claim."""
+    error: str | None = None
+    try:
+        claim = _claim(world, args.claim)
+        status = claim.setdefault("status", {})
+        if args.same_as:
+            other = _claim(world, args.same_as)
+            allocation = (other.get("status") or {}).get("allocation")
+            if not allocation:
+                raise ConfigError(f"allocate: sameAs claim {args.same_as} is not allocated")
+            status["allocation"] = allocation
+        elif args.devices:
+            status["allocation"] = {
+                "devices": {"results": _explicit_results(world, claim, args.devices)},
+                "nodeSelector": _node_selector(world.node),
+            }
+        else:
+            claim = _allocate_from_slices(world, claim)
+        world.runner_api.update_status(claim)
+    except (ApiError, AllocationError, ConfigError) as err:
+        error = str(err)
+    check_error(args.expect_error, error, f"allocate {args.claim}")
+
+
+def deallocate(world: World, args: S.Deallocate, ctx: StepContext) -> None:
+    """Clear allocation and reservations."""
+    claim = _claim(world, args.claim)
+    claim["status"] = {}
+    world.runner_api.update_status(claim)
+
+
+def _reserve(world: World, claim: dict[str, Any], rec: PodRecord) -> dict[str, Any]:
+    status = claim.setdefault("status", {})
+    reserved = status.setdefault("reservedFor", [])
+    if not any(r.get("uid") == rec.uid for r in reserved):
+        reserved.append({"resource": "pods", "name": rec.name, "uid": rec.uid})
+    return claim
+
+
+# ----------------------------------------------------------------------------- pods
+def start_pod(world: World, args: S.StartPod, ctx: StepContext) -> None:
+    """Bind a pod: claims from templates, allocation, reservation, then PrepareResources."""
+    key = f"{args.namespace}/{args.name}"
+    if key in world.pods and world.pods[key].phase != "Gone":
+        raise StepFailure(f"startPod: pod {key} already exists in this scenario")
+    claims = pod_claims(args.claims)
+    rec = PodRecord(
+        name=args.name,
+        namespace=args.namespace,
+        uid=args.uid or world.new_uid("Pod", key),
+        claims=claims,
+        containers=containers_of(args.containers, claims),
+    )
+    error: str | None = None
+    try:
+        for pc in claims:
+            if pc.template:
+                template = world.runner_api.get(
+                    RESOURCE_V1, "ResourceClaimTemplate", pc.template, args.namespace
+                )
+                generated = f"{args.name}-{pc.name}"
+                world.runner_api.create(claim_from_template(template, name=generated, pod=rec))
+                rec.generated_claims[pc.name] = generated
+        for pc in claims:
+            name = rec.claim_name(pc)
+            if not name:
+                continue
+            claim = world.runner_api.get(RESOURCE_V1, "ResourceClaim", name, args.namespace)
+            if args.allocate and not (claim.get("status") or {}).get("allocation"):
+                claim = _allocate_from_slices(world, claim)
+            if args.reserve:
+                claim = _reserve(world, claim, rec)
+            if args.allocate or args.reserve:
+                world.runner_api.update_status(claim)
+    except (ApiError, AllocationError, ConfigError) as err:
+        error = f"scheduling pod {key}: {err}"
+    if error is None:
+        world.runner_api.create(rec.manifest(world.node))
+        world.pods[key] = rec
+        error = podworker.prepare(world, rec)
+    check_error(args.expect_error, error, f"startPod {key}")
+
+
+def sync_pod(world: World, args: S.SyncPod, ctx: StepContext) -> None:
+    """Make the pod worker sync the pod now."""
+    rec = podworker.find_pod(world, args.pod)
+    check_error(args.expect_error, podworker.sync(world, rec), f"syncPod {rec.key}")
+
+
+def recreate_sandbox(world: World, args: S.RecreateSandbox, ctx: StepContext) -> None:
+    """A Running pod gets a new sandbox: PrepareResources again."""
+    rec = podworker.find_pod(world, args.pod)
+    if rec.phase != "Running":
+        raise StepFailure(f"recreateSandbox: pod {rec.key} is {rec.phase}, not Running")
+    check_error(args.expect_error, podworker.prepare(world, rec), f"recreateSandbox {rec.key}")
+
+
+def restart_container(world: World, args: S.RestartContainer, ctx: StepContext) -> None:
+    """A container restarts in its sandbox: no DRA call, CDI devices computed again."""
+    rec = podworker.find_pod(world, args.pod)
+    podworker.compute_cdi(world, rec)
+
+
+def stop_pod(world: World, args: S.StopPod, ctx: StepContext) -> None:
+    """Containers finish: UnprepareResources; the pod object stays."""
+    rec = podworker.find_pod(world, args.pod)
+    check_error(args.expect_error, podworker.unprepare(world, rec), f"stopPod {rec.key}")
+
+
+def delete_pod(world: World, args: S.DeletePod, ctx: StepContext) -> None:
+    """Graceful deletion: unprepare, then remove the pod."""
+    rec = podworker.find_pod(world, args.pod)
+    rec.remove_after_unprepare = True
+    if world.kubelet is None:
+        podworker.remove_from_api(world, rec)
+        rec.phase = "Terminating"
+        check_error(args.expect_error, None, f"deletePod {rec.key}")
+        return
+    if rec.phase in ("Succeeded", "Gone"):
+        podworker.finish_termination(world, rec)
+        check_error(args.expect_error, None, f"deletePod {rec.key}")
+        return
+    check_error(args.expect_error, podworker.unprepare(world, rec), f"deletePod {rec.key}")
+
+
+def force_delete_pod(world: World, args: S.ForceDeletePod, ctx: StepContext) -> None:
+    """Remove the pod from the API at once; the kubelet's reconcile loop cleans up later."""
+    rec = podworker.find_pod(world, args.pod)
+    podworker.remove_from_api(world, rec)
+    rec.retry_due = None
+    rec.cdi.clear()
+    rec.phase = "Gone"
+
+
+def reconcile(world: World, args: S.Reconcile, ctx: StepContext) -> None:
+    """One reconcile pass now."""
+    if world.kubelet is None:
+        raise StepFailure("reconcile: the kubelet is stopped")
+    podworker.reconcile(world)
+
+
+def advance_clock(world: World, args: S.AdvanceClock, ctx: StepContext) -> None:
+    """Move nominal time; due timers fire."""
+    podworker.advance(world, args.seconds)
+
+
+# ----------------------------------------------------------------------------- kubelet
+def _start_kubelet(world: World, expect: ErrorMatch | str | None, *, running_too: bool) -> None:
+    error: str | None = None
+    try:
+        world.start_kubelet()
+    except KubeletError as err:
+        error = str(err)
+    check_error(expect, error, "kubelet start")
+    if world.kubelet is not None:
+        podworker.sync_all(world, running_too=running_too)
+
+
+def stop_kubelet(world: World, args: S.StopKubelet, ctx: StepContext) -> None:
+    """Stop the kubelet cleanly."""
+    world.stop_kubelet()
+
+
+def start_kubelet(world: World, args: S.StartKubelet, ctx: StepContext) -> None:
+    """Start a kubelet from the checkpoint and sync pods."""
+    if world.kubelet is not None:
+        raise StepFailure("startKubelet: the kubelet is already running")
+    _start_kubelet(world, args.expect_error, running_too=world.profile.re_prepare_after_restart == "allPods")
+
+
+def restart_kubelet(world: World, args: S.RestartKubelet, ctx: StepContext) -> None:
+    """Stop (or crash at a hook point while running ``during``) and start again."""
+    if args.crash_at:
+        if args.during is None:
+            raise StepFailure("restartKubelet: crashAt needs a 'during' action that reaches the hook point")
+        world.crash_at, world.crashed_at = args.crash_at, None
+        try:
+            run_action(world, args.during.name, args.during.args, ctx)
+        except SimulatedCrash:
+            pass
+        finally:
+            world.crash_at = None
+        if world.crashed_at is None:
+            raise StepFailure(
+                f"restartKubelet: the kubelet never reached hook point {args.crash_at} during "
+                f"{args.during.name}",
+                expected=args.crash_at,
+                actual="not reached",
+            )
+        world.journal.record("kubelet", operation="crash", point=args.crash_at, error=None)
+    world.stop_kubelet()
+    podworker.advance(world, args.downtime)
+    if args.stay_down:
+        return
+    _start_kubelet(world, args.expect_error, running_too=world.profile.re_prepare_after_restart == "allPods")
+
+
+# ----------------------------------------------------------------------------- plugins
+def restart_plugin(world: World, args: S.RestartPlugin, ctx: StepContext) -> None:
+    """Graceful stop, downtime, start."""
+    handle = world.driver(args.driver)
+    world.stop_driver(handle, kill=False)
+    podworker.advance(world, args.downtime)
+    world.start_driver(handle)
+
+
+def kill_plugin(world: World, args: S.KillPlugin, ctx: StepContext) -> None:
+    """SIGKILL: stale sockets stay."""
+    world.stop_driver(world.driver(args.driver), kill=True)
+
+
+def stop_plugin(world: World, args: S.StopPlugin, ctx: StepContext) -> None:
+    """Graceful stop."""
+    world.stop_driver(world.driver(args.driver), kill=False)
+
+
+def start_plugin(world: World, args: S.StartPlugin, ctx: StepContext) -> None:
+    """Start again."""
+    world.start_driver(world.driver(args.driver))
+
+
+def deregister_plugin(world: World, args: S.DeregisterPlugin, ctx: StepContext) -> None:
+    """Remove only the registration socket."""
+    handle = world.driver(args.driver)
+    path = handle.registration_socket()
+    if path is None:
+        raise StepFailure(f"deregisterPlugin: the registration socket of {handle.name} is not known")
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    if world.kubelet is not None:
+        world.kubelet.host.sync(timeout=REGISTRATION_TIMEOUT)
+        world.kubelet.host.wait_deregistered(handle.name, timeout=REGISTRATION_TIMEOUT)
+
+
+def fault(world: World, args: S.Fault, ctx: StepContext) -> None:
+    """Add a plugin or API-server fault rule."""
+    if (args.plugin is None) == (args.api_server is None):
+        raise ConfigError("fault: give exactly one of plugin or apiServer")
+    if args.plugin is not None:
+        handle = world.driver(args.plugin.driver)
+        handle.add_fault(args.plugin, world.time_scale)
+        world.journal.record("fault", where="plugin", driver=handle.name, spec=args.plugin)
+    else:
+        world.add_api_fault(args.api_server)
+
+
+def clear_faults(world: World, args: S.ClearFaults, ctx: StepContext) -> None:
+    """Remove fault rules."""
+    handles = [world.driver(args.driver)] if args.driver else list(world.drivers.values())
+    for handle in handles:
+        handle.clear_faults()
+    if not args.driver:
+        world.store.faults.clear()
+
+
+# ----------------------------------------------------------------------------- node state
+_LEGACY_CHECKPOINT = (
+    '{"version":"v1","entries":[{"DriverName":"test-driver.cdi.k8s.io","ClassName":"class-name",'
+    '"ClaimUID":"067798be-454e-4be4-9047-1aa06aea63f7","ClaimName":"example","Namespace":"default",'
+    '"PodUIDs":{"139cdb46-f989-4f17-9561-ca10cfb509a6":{}},"ResourceHandles":[{"driverName":'
+    '"test-driver.cdi.k8s.io","data":"{\\"a\\": \\"b\\"}"}],"CDIDevices":{"test-driver.cdi.k8s.io":'
+    '["example.com/example=cdi-example"]}}],"checksum":113577689}'
+)
+
+
+def corrupt_checkpoint(world: World, args: S.CorruptCheckpoint, ctx: StepContext) -> None:
+    """Damage dra_manager_state."""
+    path = world.workspace.checkpoint_path
+    data = path.read_bytes() if path.exists() else b""
+    if args.mode == "checksum":
+        match = re.search(rb'"Checksum":(\d+)', data)
+        if match is None:
+            raise StepFailure("corruptCheckpoint: the checkpoint has no Checksum to damage")
+        wrong = str((int(match.group(1)) + 1) % 2**32).encode()
+        data = data[: match.start(1)] + wrong + data[match.end(1) :]
+    elif args.mode == "truncate":
+        data = data[: len(data) // 2]
+    elif args.mode == "invalidJson":
+        data = b"{"
+    elif args.mode == "legacyFormat":
+        data = _LEGACY_CHECKPOINT.encode()
+    else:
+        data = args.content.encode()
+    path.write_bytes(data)
+    world.journal.record("fault", where="checkpoint", description=f"corruptCheckpoint {args.mode}")
+
+
+def delete_checkpoint(world: World, args: S.DeleteCheckpoint, ctx: StepContext) -> None:
+    """Remove dra_manager_state."""
+    with contextlib.suppress(FileNotFoundError):
+        world.workspace.checkpoint_path.unlink()
+
+
+def clear_cdi_dir(world: World, args: S.ClearCdiDir, ctx: StepContext) -> None:
+    """Delete every CDI spec file."""
+    for path in world.workspace.cdi_dir.iterdir():
+        if path.is_file():
+            path.unlink()
+
+
+def reboot_node(world: World, args: S.RebootNode, ctx: StepContext) -> None:
+    """Kubelet down, plugins killed, CDI tmpfs cleared, stale sockets gone, then everything back."""
+    world.stop_kubelet()
+    for handle in world.drivers.values():
+        handle.kill()
+    clear_cdi_dir(world, S.ClearCdiDir(), ctx)
+    for directory in (world.workspace.registry_dir, world.workspace.plugins_dir):
+        for path in directory.rglob("*"):
+            if path.is_socket():
+                path.unlink()
+    podworker.advance(world, args.downtime)
+    for handle in world.drivers.values():
+        world.start_driver(handle, wait=False)
+    _start_kubelet(world, None, running_too=True)
+
+
+def set_device_health(world: World, args: S.SetDeviceHealth, ctx: StepContext) -> None:
+    """Report health on the fake plugin's stream and wait for the kubelet to see it."""
+    handle = world.driver(args.driver)
+    pool = args.pool or world.node
+    handle.set_health(args.device, args.health, pool=pool, message=args.message)
+    if world.kubelet is not None and not wait_health(
+        world, (handle.name, pool, args.device), args.health, 10.0
+    ):
+        raise StepFailure(
+            f"setDeviceHealth: the kubelet did not receive {args.health} for {pool}/{args.device} "
+            f"from {handle.name} within 10s (is the health service advertised?)"
+        )
+
+
+def mark(world: World, args: S.Mark, ctx: StepContext) -> None:
+    """Name this point of the journal."""
+    if args.name in ctx.marks:
+        raise ConfigError(f"mark: {args.name!r} is used twice")
+    ctx.marks[args.name] = world.journal.mark()
+
+
+def parallel(world: World, args: S.Parallel, ctx: StepContext) -> None:
+    """Run actions concurrently; each checks its own expectError."""
+    failures: list[BaseException] = []
+    lock = threading.Lock()
+
+    def run(step: Any) -> None:
+        try:
+            run_action(world, step.name, step.args, ctx)
+        except BaseException as err:
+            with lock:
+                failures.append(err)
+
+    threads = [threading.Thread(target=run, args=(s,), daemon=True) for s in args.steps]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failures:
+        raise failures[0]
+
+
+HANDLERS: dict[type, Handler] = {
+    S.Apply: apply,
+    S.Create: create,
+    S.Delete: delete,
+    S.Allocate: allocate_claim,
+    S.Deallocate: deallocate,
+    S.StartPod: start_pod,
+    S.SyncPod: sync_pod,
+    S.RecreateSandbox: recreate_sandbox,
+    S.RestartContainer: restart_container,
+    S.StopPod: stop_pod,
+    S.DeletePod: delete_pod,
+    S.ForceDeletePod: force_delete_pod,
+    S.Reconcile: reconcile,
+    S.AdvanceClock: advance_clock,
+    S.StopKubelet: stop_kubelet,
+    S.StartKubelet: start_kubelet,
+    S.RestartKubelet: restart_kubelet,
+    S.RestartPlugin: restart_plugin,
+    S.KillPlugin: kill_plugin,
+    S.StopPlugin: stop_plugin,
+    S.StartPlugin: start_plugin,
+    S.DeregisterPlugin: deregister_plugin,
+    S.Fault: fault,
+    S.ClearFaults: clear_faults,
+    S.CorruptCheckpoint: corrupt_checkpoint,
+    S.DeleteCheckpoint: delete_checkpoint,
+    S.ClearCdiDir: clear_cdi_dir,
+    S.RebootNode: reboot_node,
+    S.SetDeviceHealth: set_device_health,
+    S.Mark: mark,
+    S.Parallel: parallel,
+}
+
+
+def run_action(world: World, name: str, args: object, ctx: StepContext) -> None:
+    """Dispatch one action step."""
+    handler = HANDLERS.get(type(args))
+    if handler is None:
+        raise DrasimError(f"step {name!r} is not implemented by the runner yet")
+    handler(world, args, ctx)

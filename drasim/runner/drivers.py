@@ -1,0 +1,309 @@
+"""The drivers of a simulated node: fake plugins in-process, or a real driver process.
+
+Both kinds are wrapped in a :class:`DriverHandle` so that the world and the steps do
+not care which one they drive. Protocol-level faults (per-claim errors, missing claims,
+crashes) need the fake plugin; a real driver only supports lifecycle steps.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from drasim.errors import ConfigError
+from drasim.interfaces import KubeObject, Recorder
+from drasim.runner.process import DriverProcess
+from drasim.runner.workspace import Workspace
+from drasim.scenario.common import PluginFault
+from drasim.scenario.schema import CommandDriverSpec, FakeDriverSpec
+
+ClaimSource = Callable[[str, str], KubeObject]
+Publisher = Callable[[list[KubeObject]], None]
+
+
+class DriverHandle(Protocol):
+    """What the runner needs from one driver."""
+
+    name: str
+
+    @property
+    def running(self) -> bool:
+        """Whether the driver serves."""
+        ...
+
+    def start(self) -> None:
+        """Start (no-op when running)."""
+        ...
+
+    def stop(self) -> None:
+        """Stop gracefully: sockets removed."""
+        ...
+
+    def kill(self) -> None:
+        """Stop at once: sockets left behind."""
+        ...
+
+    def add_fault(self, fault: PluginFault, time_scale: float) -> None:
+        """Add a fault rule (fake drivers only)."""
+        ...
+
+    def clear_faults(self) -> None:
+        """Remove every fault rule."""
+        ...
+
+    def set_health(self, device: str, health: str, *, pool: str, message: str) -> None:
+        """Report a device's health on the health stream (fake drivers only)."""
+        ...
+
+    def registration_socket(self) -> Path | None:
+        """The registration socket path, when known."""
+        ...
+
+    def output(self) -> tuple[str, str]:
+        """Captured (stdout, stderr) of a driver process; empty for in-process fakes."""
+        ...
+
+    def close(self) -> None:
+        """Release everything (called once at teardown)."""
+        ...
+
+
+_HEALTH = {"Healthy": "HEALTHY", "Unhealthy": "UNHEALTHY", "Unknown": "UNKNOWN"}
+
+
+def _fake_fault(fault: PluginFault, time_scale: float) -> dict[str, Any]:
+    """Translate a scenario rule into the fake plugin's fault vocabulary."""
+    rule: dict[str, Any] = {"rpc": fault.rpc}
+    if fault.claim:
+        rule["claim"] = fault.claim if "/" in fault.claim else f"default/{fault.claim}"
+    if fault.code:
+        rule["code"] = fault.code
+    if fault.message:
+        rule["message"] = fault.message
+    if fault.error:
+        rule["error"] = fault.error
+    if fault.missing_claim:
+        rule["omit"] = True
+    if fault.unknown_uid:
+        rule["extraUid"] = "00000000-0000-0000-0000-00000000dead"
+    if fault.delay:
+        rule["delay"] = fault.delay * time_scale
+    if fault.hang:
+        rule["hang"] = True
+    if fault.crash:
+        rule["crash"] = fault.crash
+    if fault.times:
+        rule["times"] = fault.times
+    if fault.after:
+        rule["skip"] = fault.after
+    return rule
+
+
+@dataclass
+class FakeDriverHandle:
+    """An in-process fake plugin from fake_plugins/."""
+
+    spec: FakeDriverSpec
+    workspace: Workspace
+    node_name: str
+    claim_source: ClaimSource
+    recorder: Recorder
+    publisher: Publisher | None
+    time_scale: float
+    name: str = ""
+    _faults: list[dict[str, Any]] = field(default_factory=list)
+    _driver: Any = None
+
+    def __post_init__(self) -> None:
+        from fake_plugins import Behaviour, FakeDriver, FakeDriverConfig
+
+        spec = self.spec
+        self.name = spec.name
+        if isinstance(spec.devices, int):
+            devices = spec.devices
+        else:
+            msg = f"driver {spec.name}: a list of device names is not supported by the fake plugin yet"
+            raise ConfigError(msg)
+        for fault in spec.faults:
+            self._faults.append(_fake_fault(fault, self.time_scale))
+        extra = dict(spec.behaviour)
+        behaviour = Behaviour.from_dict(
+            {"faults": self._faults + list(extra.pop("faults", [])), "bugs": list(spec.bugs), **extra},
+            where=f"driver {spec.name} behaviour",
+        )
+        services = ["v1.DRAPlugin", "v1beta1.DRAPlugin"]
+        if spec.health:
+            services.append("v1alpha1.DRAResourceHealth")
+        advertise = list(spec.services) + (["v1alpha1.DRAResourceHealth"] if spec.health else [])
+        plugin_dir = (
+            self.workspace.registry_dir if spec.common_socket else self.workspace.plugin_dir(spec.name)
+        )
+        config = FakeDriverConfig(
+            driver_name=spec.name,
+            registry_dir=str(self.workspace.registry_dir),
+            plugin_dir=str(plugin_dir),
+            cdi_dir=str(self.workspace.cdi_dir),
+            state_dir=str(self.workspace.driver_state_dir / spec.name),
+            node_name=self.node_name,
+            devices=devices,
+            services=services,
+            advertise=advertise,
+            publish_slices=self.publisher is not None,
+            behaviour=behaviour,
+        )
+        if spec.rolling_update_uid:
+            config.registration_socket = f"{spec.name}-{spec.rolling_update_uid}-reg.sock"
+            config.plugin_socket = f"dra-{spec.rolling_update_uid}.sock"
+        if spec.common_socket:
+            config.plugin_socket = f"{spec.name}-dra.sock"
+        self._driver = FakeDriver(
+            config, claim_source=self.claim_source, recorder=self.recorder, publisher=self.publisher
+        )
+        self._base_behaviour = behaviour
+
+    @property
+    def driver(self) -> Any:
+        """The underlying :class:`fake_plugins.FakeDriver`."""
+        return self._driver
+
+    @property
+    def running(self) -> bool:
+        """Whether it serves."""
+        return bool(self._driver.running)
+
+    def start(self) -> None:
+        """Serve (no-op when running)."""
+        if not self._driver.running:
+            self._driver.start()
+
+    def stop(self) -> None:
+        """Clean stop."""
+        self._driver.stop()
+
+    def kill(self) -> None:
+        """Like SIGKILL: stale sockets stay."""
+        self._driver.kill()
+
+    def _apply(self) -> None:
+        from fake_plugins import Behaviour
+
+        base = self._base_behaviour
+        self._driver.set_behaviour(
+            Behaviour.from_dict(
+                {
+                    "faults": list(self._faults),
+                    "bugs": list(base.bugs),
+                    "health": [
+                        {"device": h.device, "pool": h.pool, "health": h.health, "message": h.message}
+                        for h in base.health
+                    ],
+                }
+            )
+        )
+
+    def add_fault(self, fault: PluginFault, time_scale: float) -> None:
+        """Add a rule; the fake plugin applies rules in the order they were added."""
+        self._faults.append(_fake_fault(fault, time_scale))
+        self._apply()
+
+    def clear_faults(self) -> None:
+        """Remove every rule."""
+        self._faults.clear()
+        self._apply()
+        self._driver.release_hangs()
+
+    def set_health(self, device: str, health: str, *, pool: str, message: str) -> None:
+        """Report health on the stream."""
+        self._driver.set_health(device, _HEALTH.get(health, health), pool=pool, message=message)
+
+    def registration_socket(self) -> Path | None:
+        """``<registry>/<driver>-reg.sock`` (or the rolling-update name)."""
+        return Path(self._driver.registration_socket)
+
+    def output(self) -> tuple[str, str]:
+        """Nothing is captured in-process."""
+        return "", ""
+
+    def close(self) -> None:
+        """Stop and release hung calls."""
+        with contextlib.suppress(Exception):
+            self._driver.release_hangs()
+        with contextlib.suppress(Exception):
+            self._driver.stop()
+        with contextlib.suppress(Exception):
+            self._driver.journal.close()
+
+
+@dataclass
+class ProcessDriverHandle:
+    """A real driver binary (or any command) started from a template."""
+
+    spec: CommandDriverSpec
+    values: Mapping[str, str]
+    logs_dir: Path
+    on_event: Callable[[str, dict[str, object]], None]
+    name: str = ""
+    _process: DriverProcess | None = None
+
+    def __post_init__(self) -> None:
+        self.name = self.spec.name
+        env = {key: value.format_map(dict(self.values)) for key, value in self.spec.env.items()}
+        self._process = DriverProcess(
+            self.spec.args, self.values, self.logs_dir, extra_env=env, on_event=self.on_event
+        )
+
+    @property
+    def process(self) -> DriverProcess:
+        """The process wrapper."""
+        assert self._process is not None
+        return self._process
+
+    @property
+    def running(self) -> bool:
+        """Whether the process is alive."""
+        return self.process.running()
+
+    def start(self) -> None:
+        """Start the process."""
+        self.process.start()
+
+    def stop(self) -> None:
+        """SIGTERM."""
+        self.process.stop()
+
+    def kill(self) -> None:
+        """SIGKILL."""
+        self.process.kill()
+
+    def add_fault(self, fault: PluginFault, time_scale: float) -> None:
+        """Real drivers cannot be told to misbehave."""
+        msg = (
+            f"driver {self.name} is a real driver process: plugin faults need the fake plugin "
+            "(skip this scenario for real drivers)"
+        )
+        raise ConfigError(msg)
+
+    def clear_faults(self) -> None:
+        """Nothing to clear."""
+
+    def set_health(self, device: str, health: str, *, pool: str, message: str) -> None:
+        """Real drivers report their own health."""
+        msg = f"driver {self.name} is a real driver process: setDeviceHealth needs the fake plugin"
+        raise ConfigError(msg)
+
+    def registration_socket(self) -> Path | None:
+        """Unknown for a real driver (found by the plugin watcher)."""
+        return None
+
+    def output(self) -> tuple[str, str]:
+        """The last run's stdout and stderr tails."""
+        proc = self.process
+        return proc.tail(proc.stdout_path), proc.tail(proc.stderr_path)
+
+    def close(self) -> None:
+        """Stop the process if it still runs."""
+        with contextlib.suppress(Exception):
+            self.process.stop()

@@ -1,0 +1,265 @@
+"""Run scenarios: set up a world per scenario, drive its steps, turn the outcome into results.
+
+Public API::
+
+    run_scenario(scenario, options=None) -> ScenarioResult
+    run_scenarios(scenarios, options=None, *, jobs=1, fail_fast=False, reporter=None) -> RunReport
+
+A failing step stops its scenario; teardown always runs (drivers stopped, sockets
+and directories removed), even when a driver crashed or drasim itself hit a bug.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shlex
+import threading
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Protocol
+
+from drasim.errors import DrasimError
+from drasim.report.model import FailureInfo, RunEnvironment, RunReport, ScenarioResult
+from drasim.runner.actions import run_action
+from drasim.runner.context import StepContext, StepFailure
+from drasim.runner.drivers import ProcessDriverHandle
+from drasim.runner.world import RunOptions, SimulatedCrash, World
+from drasim.scenario.registry import Step
+from drasim.scenario.schema import Scenario
+
+
+class Reporter(Protocol):
+    """Receives progress while scenarios run (e.g. :class:`drasim.report.terminal.TerminalReporter`)."""
+
+    def scenario_started(self, name: str, location: str = "") -> None:
+        """A scenario begins."""
+        ...
+
+    def scenario_finished(self, result: ScenarioResult) -> None:
+        """A scenario ended."""
+        ...
+
+
+def _compact(value: Any) -> Any:
+    """Dataclass → dict of the fields that differ from their defaults (for step texts)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(value):
+            item = getattr(value, f.name)
+            default = f.default
+            if default is dataclasses.MISSING and f.default_factory is not dataclasses.MISSING:
+                default = f.default_factory()
+            if item == default and default is not dataclasses.MISSING:
+                continue
+            out[f.name] = _compact(item)
+        return out
+    if isinstance(value, Step):
+        return {value.name: _compact(value.args)}
+    if isinstance(value, list | tuple):
+        return [_compact(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _compact(v) for k, v in value.items()}
+    return value
+
+
+def describe_step(step: Step) -> str:
+    """One line: ``startPod {name: a, claims: [gpu]}``."""
+    args = _compact(step.args)
+    inner = ", ".join(f"{k}: {v}" for k, v in args.items()) if isinstance(args, dict) else str(args)
+    return f"{step.name} {{{inner}}}" if inner else step.name
+
+
+def reproduce_command(scenario: Scenario, options: RunOptions) -> str:
+    """A command line that runs just this scenario again."""
+    words = ["drasim", "run", scenario.file or "<file>", "-k", scenario.name]
+    if options.driver_cmd:
+        words += ["--driver-cmd", options.driver_cmd]
+    if options.time_scale is not None:
+        words += ["--time-scale", str(options.time_scale)]
+    return shlex.join(words)
+
+
+def _failure(
+    world: World | None,
+    message: str,
+    *,
+    index: int | None,
+    step: Step | None,
+    options: RunOptions,
+    scenario: Scenario,
+    expected: Any = None,
+    actual: Any = None,
+    similar: list[dict[str, Any]] | None = None,
+) -> FailureInfo:
+    text = describe_step(step) if step is not None else ""
+    if step is not None and step.file:
+        text = f"{text}  ({step.location})"
+    tail = world.journal.tail(15) if world is not None and hasattr(world, "journal") else []
+    return FailureInfo.build(
+        message,
+        step_index=index,
+        step_text=text,
+        expected=expected,
+        actual=actual,
+        similar_events=similar,
+        journal_tail=tail,
+        reproduce=reproduce_command(scenario, options),
+    )
+
+
+def run_scenario(scenario: Scenario, options: RunOptions | None = None) -> ScenarioResult:
+    """Run one scenario in a fresh world; never raises for scenario or driver problems."""
+    from drasim.runner.checks import run_check
+
+    options = options or RunOptions()
+    started = time.monotonic()
+    result = ScenarioResult(
+        name=scenario.name,
+        status="passed",
+        file=scenario.file,
+        line=scenario.line,
+        description=scenario.metadata.description,
+        tags=list(scenario.metadata.tags),
+    )
+    world = World(scenario, options)
+    step: Step | None = None
+    index: int | None = None
+    try:
+        try:
+            world.setup()
+        except DrasimError as err:
+            result.status = "error"
+            result.failure = _failure(
+                world,
+                f"setting up the node failed: {err}",
+                index=None,
+                step=None,
+                options=options,
+                scenario=scenario,
+            )
+            return result
+        marks: dict[str, int] = {}
+        step_marks: list[int] = []
+        step_names: list[str] = []
+        for index, step in enumerate(scenario.spec.steps):
+            ctx = StepContext(index, step.name, step_marks, step_names, marks)
+            step_marks.append(world.journal.mark())
+            step_names.append(step.name)
+            world.journal.record("step", index=index + 1, name=step.name, text=describe_step(step))
+            if step.kind == "expectation":
+                run_check(world, step.args, ctx)
+            else:
+                run_action(world, step.name, step.args, ctx)
+    except StepFailure as failure:
+        result.status = "failed"
+        result.failure = _failure(
+            world,
+            failure.message,
+            index=index,
+            step=step,
+            options=options,
+            scenario=scenario,
+            expected=failure.expected,
+            actual=failure.actual,
+            similar=failure.similar,
+        )
+    except SimulatedCrash as crash:
+        result.status = "failed"
+        result.failure = _failure(
+            world,
+            f"the kubelet crashed outside restartKubelet: {crash}",
+            index=index,
+            step=step,
+            options=options,
+            scenario=scenario,
+        )
+    except DrasimError as err:
+        result.status = "error"
+        result.failure = _failure(world, str(err), index=index, step=step, options=options, scenario=scenario)
+    except Exception as err:
+        result.status = "error"
+        detail = "".join(traceback.format_exception_only(type(err), err)).strip()
+        result.failure = _failure(
+            world,
+            f"internal error in drasim (please report it): {detail}",
+            index=index,
+            step=step,
+            options=options,
+            scenario=scenario,
+            actual=traceback.format_exc(limit=8),
+        )
+    finally:
+        _finish(world, result)
+        result.duration = time.monotonic() - started
+    return result
+
+
+def _finish(world: World, result: ScenarioResult) -> None:
+    try:
+        stdout, stderr = [], []
+        for handle in world.drivers.values():
+            if isinstance(handle, ProcessDriverHandle):
+                out, err = handle.output()
+                stdout.append(out)
+                stderr.append(err)
+        result.stdout = "".join(stdout)
+        result.stderr = "".join(stderr)
+    finally:
+        world.teardown()
+        if hasattr(world, "journal"):
+            result.journal = world.journal.events()
+
+
+def run_scenarios(
+    scenarios: Sequence[Scenario],
+    options: RunOptions | None = None,
+    *,
+    jobs: int = 1,
+    fail_fast: bool = False,
+    reporter: Reporter | None = None,
+    environment: RunEnvironment | None = None,
+) -> RunReport:
+    """Run many scenarios (``jobs`` at a time); results keep the input order."""
+    options = options or RunOptions()
+    started = time.monotonic()
+    results: list[ScenarioResult | None] = [None] * len(scenarios)
+    stop = threading.Event()
+    lock = threading.Lock()
+
+    def one(i: int) -> None:
+        scenario = scenarios[i]
+        if stop.is_set():
+            results[i] = ScenarioResult(
+                name=scenario.name,
+                status="skipped",
+                file=scenario.file,
+                line=scenario.line,
+                description=scenario.metadata.description,
+                tags=list(scenario.metadata.tags),
+                skip_reason="--fail-fast: an earlier scenario failed",
+            )
+        else:
+            if reporter is not None:
+                with lock:
+                    reporter.scenario_started(scenario.name, f"{scenario.file}:{scenario.line}")
+            results[i] = run_scenario(scenario, options)
+            if fail_fast and results[i] is not None and results[i].status in ("failed", "error"):  # type: ignore[union-attr]
+                stop.set()
+        if reporter is not None:
+            with lock:
+                reporter.scenario_finished(results[i])  # type: ignore[arg-type]
+
+    run: Callable[[int], None] = one
+    if jobs <= 1:
+        for i in range(len(scenarios)):
+            run(i)
+    else:
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            list(pool.map(run, range(len(scenarios))))
+    report = RunReport(
+        results=[r for r in results if r is not None], environment=environment or RunEnvironment()
+    )
+    report.duration = time.monotonic() - started
+    return report

@@ -1,0 +1,412 @@
+"""The simulated node of one scenario run: API server, drivers, the emulated kubelet, time.
+
+:class:`World` owns every component and its lifetime. Steps (``actions.py``) change
+it, expectations (``checks.py``) read it. Time has two faces: real time, in which
+gRPC deadlines and fault delays elapse (kubelet durations multiplied by the profile's
+``timeScale``), and the scenario's nominal clock, which only ``advanceClock`` and
+downtimes move and which drives the kubelet's periodic work (reconcile passes, pod
+worker retries, slice wipes, registration retries).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from drasim.apiserver import MemoryCluster, ObjectStore
+from drasim.checkpoint.store import FileCheckpointStore
+from drasim.clock import ScaledClock
+from drasim.errors import ApiError, ConfigError, DrasimError, KubeletError
+from drasim.journal import Journal
+from drasim.kubelet.manager import Manager
+from drasim.metrics import Metrics
+from drasim.plugins.host import PluginHost
+from drasim.plugins.timers import ManualScheduler
+from drasim.runner.drivers import DriverHandle, FakeDriverHandle, ProcessDriverHandle
+from drasim.runner.pods import PodRecord
+from drasim.runner.workspace import Workspace, create_workspace
+from drasim.scenario.schema import DriverSpec, Scenario
+
+# How long (real seconds) we wait for a plugin registration or deregistration.
+REGISTRATION_TIMEOUT = 15.0
+NODE_UID_NAMESPACE = uuid.UUID("6ba7b811-9dad-11d1-80b4-00c04fd430c8")
+
+
+class SimulatedCrash(Exception):  # noqa: N818 - it is an event, not an error
+    """Raised from a kubelet hook to make the kubelet die at that point."""
+
+    def __init__(self, point: str) -> None:
+        super().__init__(f"kubelet crashed at {point}")
+        self.point = point
+
+
+@dataclass
+class RunOptions:
+    """How to run scenarios, beyond what each scenario says."""
+
+    time_scale: float | None = None
+    """Override every scenario's kubelet ``timeScale`` (1 = real kubelet timers)."""
+    driver_cmd: str | None = None
+    """Run this command instead of the scenario's fake driver (a real driver under test)."""
+    driver_name: str | None = None
+    """The name the ``driver_cmd`` driver registers (default: the scenario's driver name)."""
+    backend: str | None = None
+    """Force ``memory`` or ``http`` API server mode."""
+    keep_workspace: bool = False
+    """Leave the scenario's directory tree behind for inspection."""
+    bugs: tuple[str, ...] = ()
+    """Switch these fake-plugin bugs on in every fake driver (to prove scenarios catch them)."""
+
+
+@dataclass
+class KubeletRuntime:
+    """The parts of a running emulated kubelet."""
+
+    manager: Manager
+    host: PluginHost
+    scheduler: ManualScheduler
+    started_at: float
+
+
+@dataclass
+class World:
+    """Everything one scenario run touches."""
+
+    scenario: Scenario
+    options: RunOptions = field(default_factory=RunOptions)
+    workspace: Workspace = field(init=False)
+    journal: Journal = field(init=False)
+    metrics: Metrics = field(init=False)
+    store: ObjectStore = field(init=False)
+    runner_api: MemoryCluster = field(init=False)
+    kubelet_api: MemoryCluster = field(init=False)
+    driver_api: MemoryCluster = field(init=False)
+    drivers: dict[str, DriverHandle] = field(default_factory=dict, init=False)
+    kubelet: KubeletRuntime | None = field(default=None, init=False)
+    pods: dict[str, PodRecord] = field(default_factory=dict, init=False)
+    now: float = field(default=0.0, init=False)
+    next_reconcile: float | None = field(default=None, init=False)
+    marks: dict[str, int] = field(default_factory=dict, init=False)
+    crash_at: str | None = field(default=None, init=False)
+    crashed_at: str | None = field(default=None, init=False)
+    health: dict[tuple[str, str, str], dict[str, Any]] = field(default_factory=dict, init=False)
+    _http: Any = field(default=None, init=False)
+    _uids: Iterator[int] = field(default_factory=itertools.count, init=False)
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def profile(self) -> Any:
+        """The scenario's kubelet profile."""
+        return self.scenario.spec.kubelet
+
+    @property
+    def node(self) -> str:
+        """The node name."""
+        return str(self.profile.node)
+
+    @property
+    def time_scale(self) -> float:
+        """Real seconds per nominal second."""
+        scale = self.options.time_scale
+        return float(scale if scale is not None else self.profile.time_scale)
+
+    @property
+    def clock(self) -> ScaledClock:
+        """The clock handed to components (real time, scaled timers)."""
+        return self._clock
+
+    def new_uid(self, kind: str, name: str) -> str:
+        """A deterministic, unique UID for an object the runner creates."""
+        return str(uuid.uuid5(NODE_UID_NAMESPACE, f"{self.scenario.name}/{kind}/{name}/{next(self._uids)}"))
+
+    # ------------------------------------------------------------------ set-up
+    def setup(self) -> None:
+        """Build the node: directories, API server, node object, drivers, kubelet, objects."""
+        self._clock = ScaledClock(self.time_scale) if self.time_scale > 0 else ScaledClock(1.0)
+        self.workspace = create_workspace()
+        self.journal = Journal()
+        self.metrics = Metrics()
+        self.store = ObjectStore()
+        self.runner_api = MemoryCluster(self.store, client="runner")
+        self.kubelet_api = MemoryCluster(self.store, client="kubelet")
+        self.driver_api = MemoryCluster(self.store, client="driver")
+        self._served_versions()
+        self._create_node()
+        for spec in self._driver_specs():
+            self.drivers[spec.name] = self._make_driver(spec)
+        for fault in self.scenario.spec.api_server.faults:
+            self.add_api_fault(fault)
+        for obj in self.scenario.spec.objects:
+            self.runner_api.apply(self.expand(obj))
+        for handle in self.drivers.values():
+            self.start_driver(handle, wait=False)
+        self.start_kubelet()
+
+    def _served_versions(self) -> None:
+        versions = list(self.scenario.spec.api_server.resource_api_versions)
+        setter = getattr(self.store, "set_served_versions", None)
+        if setter is not None:
+            setter("resource.k8s.io", versions)
+
+    def _create_node(self) -> None:
+        node = {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": self.node, "labels": {"kubernetes.io/hostname": self.node}},
+            "spec": {},
+        }
+        self.runner_api.create(node)
+
+    def _driver_specs(self) -> list[DriverSpec]:
+        specs = self.scenario.spec.all_drivers()
+        if not specs:
+            msg = f"scenario {self.scenario.name}: no driver is configured"
+            raise ConfigError(msg)
+        return specs
+
+    def _make_driver(self, spec: DriverSpec) -> DriverHandle:
+        if self.options.driver_cmd and spec is self._driver_specs()[0]:
+            from drasim.scenario.schema import CommandDriverSpec
+
+            name = self.options.driver_name or spec.name
+            command = CommandDriverSpec(name=name, args=self.options.driver_cmd)
+            return self._process_driver(command)
+        if spec.fake is not None:
+            fake = spec.fake
+            if self.options.bugs:
+                from dataclasses import replace
+
+                bugs: list[Any] = list(dict.fromkeys([*fake.bugs, *self.options.bugs]))
+                fake = replace(fake, bugs=bugs)
+            return FakeDriverHandle(
+                spec=fake,
+                workspace=self.workspace,
+                node_name=self.node,
+                claim_source=self.driver_api.get_resource_claim,
+                recorder=self.journal,
+                publisher=self._publisher(fake.name),
+                time_scale=self.time_scale,
+            )
+        assert spec.command is not None
+        return self._process_driver(spec.command)
+
+    def _process_driver(self, command: Any) -> DriverHandle:
+        kubeconfig = self._ensure_http()
+        values = {
+            "node": self.node,
+            "kubeconfig": str(kubeconfig),
+            "registrar_dir": str(self.workspace.registry_dir),
+            "plugins_dir": str(self.workspace.plugins_dir),
+            "plugin_dir": str(self.workspace.plugin_dir(command.name)),
+            "cdi_dir": str(self.workspace.cdi_dir),
+            "state_dir": str(self.workspace.driver_state_dir / command.name),
+            "driver_name": command.name,
+        }
+
+        def on_event(what: str, fields: dict[str, object]) -> None:
+            tails = {}
+            if "stderr" in fields:
+                tails["stderr_tail"] = fields.pop("stderr")
+            self.journal.record("plugin-process", action=what, driver=command.name, **fields, **tails)
+
+        return ProcessDriverHandle(command, values, self.workspace.logs_dir, on_event)
+
+    def _ensure_http(self) -> Any:
+        """Start the HTTP API server on the shared store (once) and return the kubeconfig path."""
+        if self._http is None:
+            from drasim.apiserver.http import HttpApiServer
+
+            self._http = HttpApiServer(self.store)
+            self._http.start()
+            self._kubeconfig = self._http.write_kubeconfig(self.workspace.root / "kubeconfig")
+        return self._kubeconfig
+
+    def _publisher(self, driver: str) -> Callable[[list[dict[str, Any]]], None]:
+        """Make the API server hold exactly ``slices`` for (driver, this node), like a slice controller."""
+
+        def publish(slices: list[dict[str, Any]]) -> None:
+            selector = f"spec.driver={driver},spec.nodeName={self.node}"
+            with contextlib.suppress(ApiError):
+                self.driver_api.delete_collection(
+                    "resource.k8s.io/v1", "ResourceSlice", field_selector=selector
+                )
+            for item in slices:
+                self.driver_api.create(item)
+
+        return publish
+
+    def expand(self, obj: Any) -> Any:
+        """Replace ``$(DRIVER)`` and ``$(NODE)`` in every string of a manifest."""
+        first = self._driver_specs()[0].name
+        if isinstance(obj, str):
+            return obj.replace("$(DRIVER)", first).replace("$(NODE)", self.node)
+        if isinstance(obj, list):
+            return [self.expand(item) for item in obj]
+        if isinstance(obj, dict):
+            return {key: self.expand(value) for key, value in obj.items()}
+        return obj
+
+    # ------------------------------------------------------------------ drivers
+    def driver(self, name: str = "") -> DriverHandle:
+        """The named driver, or the only one when ``name`` is empty."""
+        if not name:
+            if len(self.drivers) == 1:
+                return next(iter(self.drivers.values()))
+            msg = f"name the driver: this scenario has several ({', '.join(self.drivers)})"
+            raise ConfigError(msg)
+        try:
+            return self.drivers[name]
+        except KeyError:
+            msg = f"unknown driver {name!r}; drivers: {', '.join(self.drivers)}"
+            raise ConfigError(msg) from None
+
+    def start_driver(self, handle: DriverHandle, *, wait: bool = True) -> None:
+        """Start a driver; with a running kubelet, wait until it registered (or failed to)."""
+        handle.start()
+        if isinstance(handle, FakeDriverHandle):
+            self.journal.record("plugin-process", action="started", driver=handle.name, pid=None)
+        if wait and self.kubelet is not None:
+            self.wait_registration_attempt(handle.name)
+
+    def wait_registration_attempt(self, driver: str) -> None:
+        """Wait until the kubelet registered ``driver`` or journaled a failed registration."""
+        assert self.kubelet is not None
+        mark = self.journal.mark()
+        host = self.kubelet.host
+        host.sync(timeout=REGISTRATION_TIMEOUT)
+        if host.wait_registered(driver, timeout=0.01, connected=False):
+            return
+        handle = self.drivers.get(driver)
+        if isinstance(handle, ProcessDriverHandle):
+            handle.process.wait_until(
+                lambda: (
+                    bool(host.manager.instances(driver))
+                    or bool(self.journal.events("registration", since_seq=mark, outcome="failed"))
+                ),
+                timeout=REGISTRATION_TIMEOUT,
+                what=f"driver {driver} to register",
+            )
+            return
+        registered = host.wait_registered(driver, timeout=REGISTRATION_TIMEOUT)
+        if not registered and not self.journal.events("registration", since_seq=0, driver=driver):
+            msg = f"driver {driver} did not register within {REGISTRATION_TIMEOUT:g}s"
+            raise DrasimError(msg)
+
+    def stop_driver(self, handle: DriverHandle, *, kill: bool) -> None:
+        """Stop (or kill) a driver; with a running kubelet, wait for the consequences."""
+        if kill:
+            handle.kill()
+        else:
+            handle.stop()
+        if isinstance(handle, FakeDriverHandle):
+            self.journal.record("plugin-process", action="killed" if kill else "stopped", driver=handle.name)
+        if self.kubelet is not None and not kill:
+            self.kubelet.host.sync(timeout=REGISTRATION_TIMEOUT)
+            self.kubelet.host.wait_deregistered(handle.name, timeout=REGISTRATION_TIMEOUT)
+
+    # ------------------------------------------------------------------ kubelet
+    def _hook(self, point: str) -> None:
+        if self.crash_at is not None and point == self.crash_at:
+            self.crashed_at = point
+            raise SimulatedCrash(point)
+
+    def start_kubelet(self) -> None:
+        """Start a kubelet from the checkpoint; raises KubeletError when it refuses to start."""
+        timers = self.profile.timers
+        scheduler = ManualScheduler()
+        host = PluginHost(
+            self.workspace.registry_dir,
+            clock=self._clock,
+            recorder=self.journal,
+            metrics=self.metrics,
+            services=list(self.profile.services),
+            call_timeout=timers.call_timeout,
+            slice_wiper=self,
+            node_name=self.node,
+            wiping_delay=timers.wiping_delay,
+            scheduler=scheduler,
+            health_callback=self._on_health,
+        )
+        checkpoint = FileCheckpointStore(self.workspace.checkpoint_path, recorder=self.journal)
+        try:
+            manager = Manager(
+                claims=self.kubelet_api,
+                drivers=host.manager,
+                checkpoint=checkpoint,
+                clock=self._clock,
+                recorder=self.journal,
+                metrics=self.metrics,
+                hooks=self._hook,
+            )
+        except KubeletError as err:
+            host.stop()
+            self.journal.record("kubelet", operation="start", error=str(err))
+            raise
+        self.journal.record("kubelet", operation="start", error=None)
+        self.health.clear()
+        # The startup wipe of every ResourceSlice of this node is due at once.
+        scheduler.advance(0.0)
+        self.kubelet = KubeletRuntime(manager, host, scheduler, self.now)
+        self.next_reconcile = self.now + float(timers.reconcile_period)
+        host.start()
+        for name, handle in self.drivers.items():
+            if handle.running:
+                self.wait_registration_attempt(name)
+        self._republish_slices()
+
+    def _republish_slices(self) -> None:
+        """Fake drivers' slice controllers notice the wipe and publish again."""
+        for handle in self.drivers.values():
+            if isinstance(handle, FakeDriverHandle) and handle.running:
+                from fake_plugins.slices import build_slices
+
+                self._publisher(handle.name)(build_slices(handle.driver.config))
+
+    def stop_kubelet(self) -> None:
+        """Drop the kubelet: memory lost, checkpoint, sockets and drivers stay."""
+        runtime, self.kubelet = self.kubelet, None
+        self.next_reconcile = None
+        if runtime is not None:
+            runtime.host.stop()
+            runtime.scheduler.stop()
+            self.journal.record("kubelet", operation="stop", error=None)
+
+    # SliceWiper port, used by the kubelet's plugin manager.
+    def delete_resource_slices(self, node_name: str, driver_name: str | None) -> None:
+        """DeleteCollection of the node's (driver's) ResourceSlices, as the kubelet does."""
+        selector = f"spec.nodeName={node_name}"
+        if driver_name:
+            selector += f",spec.driver={driver_name}"
+        self.kubelet_api.delete_collection("resource.k8s.io/v1", "ResourceSlice", field_selector=selector)
+
+    def _on_health(self, *args: Any, **kwargs: Any) -> None:
+        """Health updates from the kubelet's health streams, kept per (driver, pool, device)."""
+        from drasim.runner.health import absorb
+
+        absorb(self, *args, **kwargs)
+
+    # ------------------------------------------------------------------ faults
+    def add_api_fault(self, fault: Any) -> None:
+        """Install a scenario API-server fault rule in the store's fault injector."""
+        from drasim.runner.faults import api_fault
+
+        api_fault(self, fault)
+
+    # ------------------------------------------------------------------ teardown
+    def teardown(self) -> None:
+        """Stop everything; never raises."""
+        with contextlib.suppress(Exception):
+            self.stop_kubelet()
+        for handle in self.drivers.values():
+            with contextlib.suppress(Exception):
+                handle.close()
+        if self._http is not None:
+            with contextlib.suppress(Exception):
+                self._http.stop()
+        if not self.options.keep_workspace:
+            with contextlib.suppress(Exception):
+                self.workspace.remove()
