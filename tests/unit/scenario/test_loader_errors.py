@@ -260,8 +260,9 @@ def test_load_text_raises_with_problems_not_a_traceback():
         ),
         (
             "- restartKubelet: {crashAt: 'unprepare:after-rpc', during: {startPod: {name: a}}}\n",
-            "s.yaml:12:64: spec.steps[0].restartKubelet.during: 'startPod' cannot reach 'unprepare:after-rpc'; "
-            "use one of advanceClock, deletePod, reconcile, startKubelet, stopPod, syncPod",
+            "s.yaml:12:64: spec.steps[0].restartKubelet.during: 'startPod' cannot reach "
+            "'unprepare:after-rpc'; use one of advanceClock, deletePod, reconcile, "
+            "startKubelet, stopPod, syncPod",
         ),
         (
             "- parallel: [{reconcile: {}}, {expectNoError: {}}]\n",
@@ -374,7 +375,8 @@ def test_invalid_name_and_multiline_description(problems):
         spec: {steps: [{reconcile: {}}]}
         """
     assert problems(text) == [
-        "s.yaml:4:9: metadata.name: 'Not_Valid' is not a valid name: use lowercase letters, digits, '-' and '.'",
+        "s.yaml:4:9: metadata.name: 'Not_Valid' is not a valid name: "
+        "use lowercase letters, digits, '-' and '.'",
         "s.yaml:5:16: metadata.description: the description must be one non-empty line",
     ]
 
