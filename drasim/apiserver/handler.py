@@ -37,6 +37,7 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
     """One connection of the fake API server (HTTP/1.1, keep-alive)."""
 
     protocol_version = "HTTP/1.1"
+    _body_read = False
     disable_nagle_algorithm = True  # headers and body are separate writes: avoid 40 ms delayed-ACK stalls
     server: ApiHttpServer
 
@@ -66,17 +67,21 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
 
     # ------------------------------------------------------------- plumbing
     def _dispatch(self, method: str) -> None:
+        self._body_read = False
         try:
             url = urlsplit(self.path)
             parts = [p for p in url.path.split("/") if p]
             query = {k: v[0] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
             self._route(method, parts, query)
         except ApiError as err:
+            if not self._body_read and self._has_body():
+                self.close_connection = True  # the unread body would poison the next request
             self.send_json(err.code, status_body(err), retry_after=err.code == 429)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
         except Exception:
             log.exception("fake API server failed on %s %s", method, self.path)
+            self.close_connection = True
             self.send_json(500, status_body(StatusError(500, "InternalError", "internal error in drasim")))
 
     def _route(self, method: str, parts: list[str], query: dict[str, str]) -> None:
@@ -132,16 +137,29 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
     def _content_type(self) -> str:
         return (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
 
+    def _has_body(self) -> bool:
+        chunked = "chunked" in (self.headers.get("Transfer-Encoding") or "").lower()
+        return chunked or (self.headers.get("Content-Length") or "0").strip() != "0"
+
     def read_body(self) -> bytes:
         """The request body; 413 (and a closed connection) above the server's size limit."""
         limit = self.server.max_body_bytes
         if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
-            return self._read_chunked(limit)
-        length = int(self.headers.get("Content-Length") or 0)
+            data = self._read_chunked(limit)
+            self._body_read = True
+            return data
+        raw_length = self.headers.get("Content-Length") or "0"
+        try:
+            length = int(raw_length)
+        except ValueError:
+            self.close_connection = True
+            raise bad_request(f"Content-Length: {raw_length!r} is not a number") from None
         if length > limit:
             self.close_connection = True
             raise StatusError(413, "RequestEntityTooLarge", f"Request entity too large: limit is {limit}")
-        return self.rfile.read(length) if length else b""
+        data = self.rfile.read(length) if length else b""
+        self._body_read = True
+        return data
 
     def _read_chunked(self, limit: int) -> bytes:
         data = bytearray()
@@ -193,6 +211,13 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
         )
 
     def _resource(self, method: str, route: routes.Route, query: dict[str, str]) -> None:
+        if method != "GET" and "dryRun" in query:
+            raise bad_request("dryRun is not supported by the drasim API server")
+        if route.rtype.namespaced and not route.namespace:
+            if route.name:
+                raise ApiError(404, "NotFound", routes.NOT_FOUND)
+            if method != "GET":
+                raise StatusError(405, "MethodNotAllowed", f"{method} needs a namespace in the path")
         if method == "GET":
             self._get(route, query)
         elif method == "POST" and not route.name:

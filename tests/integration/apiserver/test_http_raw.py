@@ -368,3 +368,33 @@ def test_protobuf_body_without_k8spb_is_415(server, monkeypatch):
         headers={"Content-Type": "application/vnd.kubernetes.protobuf"},
     )
     assert "protobuf" in assert_status(body, 415, "UnsupportedMediaType")["message"]
+
+
+def test_namespaced_resources_need_a_namespace_for_single_objects_and_writes(server):
+    resp, body = request(server, "GET", "/apis/resource.k8s.io/v1/resourceclaims/gpu")
+    assert_status(body, 404, "NotFound")
+    resp, body = request(
+        server, "POST", "/apis/resource.k8s.io/v1/resourceclaims", {"metadata": {"name": "x"}}
+    )
+    assert_status(body, 405, "MethodNotAllowed")
+    _resp, body = request(server, "GET", "/apis/resource.k8s.io/v1/resourceclaims")
+    assert body["kind"] == "ResourceClaimList"
+
+
+def test_dry_run_is_refused_rather_than_applied(server):
+    _resp, body = request(server, "POST", f"{RS}?dryRun=All", slice_body())
+    assert "dryRun" in assert_status(body, 400, "BadRequest")["message"]
+    _, listing = request(server, "GET", RS)
+    assert listing["items"] == []
+
+
+def test_an_error_before_the_body_is_read_closes_the_connection(server):
+    conn = connect(server)
+    resp, body = request(
+        server, "POST", RS, slice_body(), headers={"Accept": "application/vnd.kubernetes.protobuf"}, conn=conn
+    )
+    assert_status(body, 406, "NotAcceptable")
+    assert resp.getheader("Connection") == "close"
+    conn.close()
+    resp, body = request(server, "POST", RS, slice_body())  # a fresh connection works
+    assert resp.status == 201
