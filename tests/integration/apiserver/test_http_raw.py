@@ -371,11 +371,9 @@ def test_protobuf_body_without_k8spb_is_415(server, monkeypatch):
 
 
 def test_namespaced_resources_need_a_namespace_for_single_objects_and_writes(server):
-    resp, body = request(server, "GET", "/apis/resource.k8s.io/v1/resourceclaims/gpu")
+    _, body = request(server, "GET", "/apis/resource.k8s.io/v1/resourceclaims/gpu")
     assert_status(body, 404, "NotFound")
-    resp, body = request(
-        server, "POST", "/apis/resource.k8s.io/v1/resourceclaims", {"metadata": {"name": "x"}}
-    )
+    _, body = request(server, "POST", "/apis/resource.k8s.io/v1/resourceclaims", {"metadata": {"name": "x"}})
     assert_status(body, 405, "MethodNotAllowed")
     _resp, body = request(server, "GET", "/apis/resource.k8s.io/v1/resourceclaims")
     assert body["kind"] == "ResourceClaimList"
