@@ -11,9 +11,7 @@ import argparse
 import os
 import signal
 import sys
-import threading
 from collections.abc import Sequence
-from types import FrameType
 from typing import Any
 
 from drasim.errors import DrasimError
@@ -28,6 +26,7 @@ from fake_plugins.config import (
 )
 
 CRASH_EXIT_CODE = 86
+HANDLED_SIGNALS = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -119,7 +118,16 @@ def config_from_args(args: argparse.Namespace) -> FakeDriverConfig:
 def run(args: argparse.Namespace) -> int:
     """Serve until SIGTERM/SIGINT; returns the exit code."""
     config = config_from_args(args)  # bad input fails before the heavy imports
+    # The signals are blocked before any thread exists, so every thread inherits the mask and
+    # only the main thread's sigwait() sees them: no Python signal handler has to take a lock.
+    signal.pthread_sigmask(signal.SIG_BLOCK, HANDLED_SIGNALS)
+    try:
+        return _serve(args, config)
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, HANDLED_SIGNALS)
 
+
+def _serve(args: argparse.Namespace, config: FakeDriverConfig) -> int:
     from fake_plugins.claims import ClaimSource, FileClaimSource, KubeClaimSource
     from fake_plugins.driver import FakeDriver
     from fake_plugins.slices import KubeSlicePublisher
@@ -141,21 +149,6 @@ def run(args: argparse.Namespace) -> int:
         os._exit(CRASH_EXIT_CODE)
 
     driver = FakeDriver(config, claim_source=source, publisher=publisher, crash_handler=crash)
-    done = threading.Event()
-
-    def on_stop(_signum: int, _frame: FrameType | None) -> None:
-        done.set()
-
-    def on_reload(_signum: int, _frame: FrameType | None) -> None:
-        if args.behaviour and driver is not None:
-            try:
-                driver.set_behaviour(load_behaviour_file(args.behaviour))
-            except DrasimError as err:
-                print(f"fake_plugins: behaviour not reloaded: {err}", file=sys.stderr, flush=True)
-
-    signal.signal(signal.SIGTERM, on_stop)
-    signal.signal(signal.SIGINT, on_stop)
-    signal.signal(signal.SIGHUP, on_reload)
     driver.start()
     print(
         f"fake_plugins: {config.driver_name} serving {config.plugin_path}, "
@@ -163,7 +156,12 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
         flush=True,
     )
-    done.wait()
+    while signal.sigwait(HANDLED_SIGNALS) == signal.SIGHUP:
+        if args.behaviour:
+            try:
+                driver.set_behaviour(load_behaviour_file(args.behaviour))
+            except DrasimError as err:
+                print(f"fake_plugins: behaviour not reloaded: {err}", file=sys.stderr, flush=True)
     driver.stop()
     driver.journal.close()
     return 0

@@ -219,8 +219,9 @@ class FakeDriver:
         server.start()
         return server
 
-    def stop(self, grace: float | None = 0) -> None:
-        """Clean stop: end every call, stop serving, remove both sockets (idempotent)."""
+    def stop(self, grace: float | None = 1.0) -> None:
+        """Clean stop: release hung calls, let running calls finish (up to ``grace`` seconds),
+        stop serving and remove both sockets (idempotent)."""
         instance = self._detach()
         if instance is None:
             return
