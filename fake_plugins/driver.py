@@ -176,7 +176,11 @@ class FakeDriver:
                 raise
             self._instance = instance
             if self.publisher is not None:
-                self.publisher(build_slices(cfg))
+                try:
+                    self.publisher(build_slices(cfg))
+                except BaseException:
+                    self.stop(grace=0)  # never leave a half-started driver behind
+                    raise
             self.ready.set()
 
     def _dra_servicers(self, instance: _Instance) -> list[tuple[Callable[[Any, Any], None], Any]]:

@@ -277,3 +277,15 @@ def test_claim_source_transport_error_fails_the_call(env, wire):
             wire(driver).prepare(c)
     assert err.value.code() == grpc.StatusCode.UNKNOWN
     assert err.value.details() == "get resource claims: retrieve claim default/gpu: connection refused"
+
+
+def test_failed_publish_leaves_no_half_started_driver(make_driver, env):
+    def broken(slices: list[dict[str, Any]]) -> None:
+        raise RuntimeError("API server down")
+
+    driver = make_driver(publisher=broken, start=False)
+    with pytest.raises(RuntimeError, match="API server down"):
+        driver.start()
+    assert not driver.running
+    assert not (env.plugin / "dra.sock").exists()
+    assert not (env.registry / "gpu.example.com-reg.sock").exists()
