@@ -79,6 +79,10 @@ def channel_options(clock: Clock) -> list[tuple[str, Any]]:
     initial = max(10, int(clock.scaled(1.0) * 1000))
     maximum = max(initial, int(clock.scaled(120.0) * 1000))
     return [
+        # Each channel gets its own subchannels, as each Go ClientConn does. With the global
+        # pool a new channel to a re-created socket inherits the old subchannel's backoff
+        # and fails with "failed to connect" right after a plugin restart.
+        ("grpc.use_local_subchannel_pool", 1),
         ("grpc.initial_reconnect_backoff_ms", initial),
         ("grpc.min_reconnect_backoff_ms", initial),
         ("grpc.max_reconnect_backoff_ms", maximum),
