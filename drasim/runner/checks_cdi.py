@@ -1,0 +1,267 @@
+"""``expectCdiDevices`` and ``expectCdiSpecs``: what a container runtime would get.
+
+CDI device IDs are computed now with the kubelet's GetResources when the kubelet
+runs, else taken from what the runner handed each container at its last start.
+Spec files are checked against the rules of the Container Device Interface
+specification (github.com/cncf-tags/container-device-interface): a ``cdiVersion``,
+a ``kind`` ``vendor/class`` whose parts are valid names, at least one device, unique
+valid device names, and devices whose ``containerEdits`` are not empty.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from drasim.errors import KubeletError
+from drasim.runner.checks_common import (
+    as_error_match,
+    container_name,
+    describe_match,
+    error_matches,
+    find_pod,
+    plural,
+)
+from drasim.runner.context import StepContext, StepFailure
+from drasim.runner.pods import PodRecord, containers_of
+from drasim.scenario.expectations import ExpectCdiDevices, ExpectCdiSpecs
+
+if TYPE_CHECKING:
+    from drasim.runner.world import World
+
+_VENDOR = r"[A-Za-z](?:[A-Za-z0-9_.-]*[A-Za-z0-9])?"
+_CLASS = _VENDOR
+_DEVICE = r"[A-Za-z0-9](?:[A-Za-z0-9_.:-]*[A-Za-z0-9])?"
+KIND_RE = re.compile(rf"^{_VENDOR}/{_CLASS}$")
+DEVICE_NAME_RE = re.compile(rf"^{_DEVICE}$")
+QUALIFIED_RE = re.compile(rf"^{_VENDOR}/{_CLASS}={_DEVICE}$")
+VERSION_RE = re.compile(r"^\d+\.\d+\.\d+$")
+SPEC_SUFFIXES = (".json", ".yaml")
+_EDIT_FIELDS = ("env", "deviceNodes", "hooks", "mounts", "intelRdt", "additionalGids")
+
+
+# ------------------------------------------------------------------------ device IDs
+
+
+def cdi_ids(world: World, record: PodRecord, container: str) -> list[str]:
+    """The container's CDI IDs: GetResources now, or those handed at its last start (kubelet down).
+
+    Raises :class:`KubeletError` when GetResources fails.
+    """
+    if world.kubelet is not None:
+        return list(world.kubelet.manager.get_resources(record.manifest(world.node), container))
+    return list(record.cdi.get(container, []))
+
+
+def check_cdi_devices(world: World, args: ExpectCdiDevices, ctx: StepContext) -> None:
+    """expectCdiDevices: the exact IDs, their number, uniqueness and syntax, or a GetResources error."""
+    record = find_pod(world, args.pod)
+    container = container_name(record, args.container)
+    where = f"container {container} of pod {record.key}"
+    if args.expect_error is not None:
+        _check_get_resources_error(world, record, container, as_error_match(args.expect_error), where)
+        return
+    try:
+        ids = cdi_ids(world, record, container)
+    except KubeletError as err:
+        raise StepFailure(
+            f"expected the CDI devices of {where}; GetResources failed: {err}",
+            expected="CDI device IDs",
+            actual={"error": str(err)},
+        ) from None
+    problems = _id_problems(args, ids)
+    if problems:
+        expected = {k: v for k, v in _wanted(args).items() if v is not None}
+        raise StepFailure(
+            f"CDI devices of {where}: " + "; ".join(problems), expected=expected, actual={"ids": ids}
+        )
+
+
+def _wanted(args: ExpectCdiDevices) -> dict[str, Any]:
+    return {"ids": args.ids, "count": args.count, "unique": args.unique, "wellFormed": args.well_formed}
+
+
+def _id_problems(args: ExpectCdiDevices, ids: list[str]) -> list[str]:
+    problems: list[str] = []
+    if args.ids is not None and ids != list(args.ids):
+        problems.append(f"expected {list(args.ids)}; found {ids}")
+    if args.count is not None and len(ids) != args.count:
+        problems.append(f"expected {plural(args.count, 'ID')}; found {len(ids)}")
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if args.unique is True and duplicates:
+        problems.append(f"expected no ID twice; found duplicates {duplicates}")
+    if args.unique is False and not duplicates:
+        problems.append("expected some ID to appear twice; every ID is unique")
+    if args.well_formed is not None:
+        bad = [i for i in ids if not QUALIFIED_RE.match(i)]
+        if args.well_formed and bad:
+            problems.append(f"expected every ID to be 'vendor/class=name'; malformed: {bad}")
+        if not args.well_formed and not bad:
+            problems.append("expected some malformed ID; every ID is 'vendor/class=name'")
+    return problems
+
+
+def _check_get_resources_error(
+    world: World, record: PodRecord, container: str, match: Any, where: str
+) -> None:
+    if world.kubelet is None:
+        raise StepFailure(
+            f"expected GetResources for {where} to fail {describe_match(match)}; the kubelet is not running",
+            expected={"error": describe_match(match)},
+            actual={"kubelet": "stopped"},
+        )
+    try:
+        ids = cdi_ids(world, record, container)
+    except KubeletError as err:
+        if error_matches(str(err), match):
+            return
+        raise StepFailure(
+            f"expected GetResources for {where} to fail with an error {describe_match(match)}; "
+            f"it failed with: {err}",
+            expected={"error": describe_match(match)},
+            actual={"error": str(err)},
+        ) from None
+    raise StepFailure(
+        f"expected GetResources for {where} to fail with an error {describe_match(match)}; it returned {ids}",
+        expected={"error": describe_match(match)},
+        actual={"ids": ids},
+    )
+
+
+# ------------------------------------------------------------------------ spec files
+
+
+def spec_files(cdi_dir: Path) -> list[Path]:
+    """The spec files (``*.json``, ``*.yaml``) directly in the CDI directory, sorted."""
+    if not cdi_dir.is_dir():
+        return []
+    return sorted(p for p in cdi_dir.iterdir() if p.is_file() and p.suffix in SPEC_SUFFIXES)
+
+
+def load_spec(path: Path) -> tuple[dict[str, Any] | None, list[str]]:
+    """Parse and validate one spec file: (document, problems); the document is ``None`` if unreadable."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        document = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as err:
+        return None, [f"does not parse: {_first_line(err)}"]
+    if not isinstance(document, dict):
+        return None, ["is not a mapping"]
+    return document, spec_problems(document)
+
+
+def _first_line(err: Exception) -> str:
+    return str(err).splitlines()[0] if str(err) else type(err).__name__
+
+
+def spec_problems(spec: Mapping[str, Any]) -> list[str]:
+    """Why a parsed spec is not valid CDI ([] when it is)."""
+    problems: list[str] = []
+    version = spec.get("cdiVersion")
+    if not isinstance(version, str) or not version:
+        problems.append("cdiVersion is missing")
+    elif not VERSION_RE.match(version):
+        problems.append(f"cdiVersion {version!r} is not a version like 0.6.0")
+    kind = spec.get("kind")
+    if not isinstance(kind, str) or not KIND_RE.match(kind):
+        problems.append(f"kind {kind!r} is not 'vendor/class'")
+    devices = spec.get("devices")
+    if not isinstance(devices, list) or not devices:
+        problems.append("has no devices")
+        return problems
+    seen: set[str] = set()
+    for index, device in enumerate(devices):
+        problems.extend(_device_problems(index, device, seen))
+    return problems
+
+
+def _device_problems(index: int, device: Any, seen: set[str]) -> list[str]:
+    if not isinstance(device, dict):
+        return [f"devices[{index}] is not a mapping"]
+    name = device.get("name")
+    problems: list[str] = []
+    if not isinstance(name, str) or not DEVICE_NAME_RE.match(name):
+        problems.append(f"devices[{index}] name {name!r} is not a valid device name")
+    elif name in seen:
+        problems.append(f"device {name!r} is defined twice")
+    else:
+        seen.add(name)
+    edits = device.get("containerEdits")
+    if not isinstance(edits, dict) or not any(edits.get(k) for k in _EDIT_FIELDS):
+        problems.append(f"devices[{index}] ({name}) has empty containerEdits")
+    return problems
+
+
+def check_cdi_specs(world: World, args: ExpectCdiSpecs, ctx: StepContext) -> None:
+    """expectCdiSpecs: files present/absent/counted, valid, and resolving every running container's IDs."""
+    cdi_dir = Path(world.workspace.cdi_dir)
+    files = spec_files(cdi_dir)
+    names = [p.name for p in files]
+    problems: list[str] = []
+    expected: dict[str, Any] = {}
+    actual: dict[str, Any] = {"files": names}
+    for pattern in args.present:
+        if not _glob(cdi_dir, pattern):
+            problems.append(f"expected a spec file matching {pattern!r}; found none")
+            expected.setdefault("present", []).append(pattern)
+    for pattern in args.absent:
+        matched = _glob(cdi_dir, pattern)
+        if matched:
+            problems.append(f"expected no file matching {pattern!r}; found {matched}")
+            expected.setdefault("absent", []).append(pattern)
+    if args.count is not None and len(files) != args.count:
+        problems.append(f"expected {plural(args.count, 'spec file')}; found {len(files)} {names}")
+        expected["count"] = args.count
+        actual["count"] = len(files)
+    loaded = {path.name: load_spec(path) for path in files}
+    invalid = {name: found for name, (_, found) in loaded.items() if found}
+    if args.valid and invalid:
+        problems.extend(f"spec {name} {'; '.join(found)}" for name, found in invalid.items())
+        expected["valid"], actual["invalid"] = True, invalid
+    if not args.valid and not invalid:
+        problems.append(f"expected some invalid spec file; all {len(files)} are valid")
+        expected["valid"] = False
+    if args.resolvable:
+        known = {
+            f"{doc['kind']}={device['name']}"
+            for name, (doc, found) in loaded.items()
+            if doc is not None and not found
+            for device in doc["devices"]
+        }
+        unresolved = _unresolved(world, known)
+        if unresolved:
+            problems.append(
+                "expected every CDI ID of a Running pod's containers to name a device in a valid spec; "
+                "unresolved: " + ", ".join(unresolved)
+            )
+            expected["unresolved"], actual["unresolved"] = [], unresolved
+            actual["devices"] = sorted(known)
+    if problems:
+        raise StepFailure(f"CDI specs in {cdi_dir}: " + "; ".join(problems), expected=expected, actual=actual)
+
+
+def _glob(cdi_dir: Path, pattern: str) -> list[str]:
+    if not cdi_dir.is_dir():
+        return []
+    return sorted(str(p.relative_to(cdi_dir)) for p in cdi_dir.glob(pattern) if p.is_file())
+
+
+def _unresolved(world: World, known: set[str]) -> list[str]:
+    """``pod/container: id`` for every CDI ID of a Running pod that no valid spec defines."""
+    missing: list[str] = []
+    for key, record in sorted(world.pods.items()):
+        if record.phase != "Running":
+            continue
+        for container in containers_of(record.containers, record.claims):
+            try:
+                ids = cdi_ids(world, record, container.name)
+            except KubeletError as err:
+                missing.append(f"{key}/{container.name}: GetResources failed: {err}")
+                continue
+            missing.extend(f"{key}/{container.name}: {i}" for i in ids if i not in known)
+    return missing

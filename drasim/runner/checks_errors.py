@@ -1,0 +1,124 @@
+"""``expectError`` and ``expectNoError``: kubelet errors journaled within a window.
+
+A kubelet error is a ``kubelet`` event of one of the operations below whose
+``error`` is set, or a ``registration`` event with outcome ``failed``. Other
+``kubelet`` events that carry an error text (a health stream that ended, a slice
+wipe that will be retried) are the kubelet's background housekeeping, not the
+operations a scenario names, and do not count.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from drasim.runner.checks_common import (
+    describe_match,
+    error_matches,
+    plural,
+    pod_key,
+    similar,
+    window_text,
+)
+from drasim.runner.context import StepContext, StepFailure
+from drasim.scenario.expectations import ExpectError, ExpectNoError
+
+if TYPE_CHECKING:
+    from drasim.runner.world import World
+
+KUBELET_OPERATIONS: dict[str, tuple[str, ...]] = {
+    "prepare": ("PrepareResources",),
+    "unprepare": ("UnprepareResources",),
+    "reconcile": ("ReconcileUnprepare", "reconcile"),
+    "start": ("start",),
+}
+"""Scenario operation -> ``operation`` values of ``kubelet`` journal events
+(drasim/kubelet/manager.py journals PrepareResources, UnprepareResources and
+ReconcileUnprepare; the runner journals ``start``)."""
+
+REGISTRATION = "registration"
+
+
+def error_events(world: World, operation: str, since: int) -> list[dict[str, Any]]:
+    """Every kubelet error of ``operation`` (``any``: of every operation) after ``since``, oldest first."""
+    found: list[dict[str, Any]] = []
+    wanted = (
+        {name for names in KUBELET_OPERATIONS.values() for name in names}
+        if operation == "any"
+        else set(KUBELET_OPERATIONS.get(operation, ()))
+    )
+    if wanted:
+        found.extend(
+            e
+            for e in world.journal.events("kubelet", since_seq=since)
+            if e.get("error") and e.get("operation") in wanted
+        )
+    if operation in ("any", REGISTRATION):
+        found.extend(
+            e for e in world.journal.events(REGISTRATION, since_seq=since, outcome="failed") if e.get("error")
+        )
+    return sorted(found, key=lambda e: int(e.get("seq", 0)))
+
+
+def _for_pod(world: World, events: list[dict[str, Any]], pod: str) -> list[dict[str, Any]]:
+    """The events about ``pod`` (by ``namespace/name`` or by the UID the runner gave it)."""
+    key = pod_key(pod)
+    record = world.pods.get(key)
+    uid = record.uid if record is not None else None
+    return [e for e in events if e.get("pod") == key or (uid is not None and e.get("pod_uid") == uid)]
+
+
+def _scope(operation: str, pod: str) -> str:
+    text = "a kubelet error" if operation == "any" else f"a kubelet {operation} error"
+    return text + (f" for pod {pod_key(pod)}" if pod else "")
+
+
+def _summary(event: dict[str, Any]) -> dict[str, Any]:
+    data = {"seq": event.get("seq"), "operation": event.get("operation") or event.get("kind")}
+    for name in ("pod", "driver"):
+        if event.get(name):
+            data[name] = event[name]
+    data["error"] = event.get("error")
+    return data
+
+
+def check_error(world: World, args: ExpectError, ctx: StepContext) -> None:
+    """expectError: at least one matching kubelet error in the window."""
+    since = ctx.since(args.since)
+    every = error_events(world, args.operation, since)
+    candidates = _for_pod(world, every, args.pod) if args.pod else every
+    match = args.matcher()
+    if any(error_matches(str(e.get("error", "")), match) for e in candidates):
+        return
+    wanted = _scope(args.operation, args.pod)
+    how = describe_match(match)
+    where = window_text(ctx, args.since)
+    if candidates:
+        found = f"found {plural(len(candidates), 'error')}, none matching: " + " | ".join(
+            str(e.get("error")) for e in candidates[:3]
+        )
+    else:
+        found = "found none"
+    raise StepFailure(
+        f"expected {wanted}{' ' + how if how else ''} {where}; {found}",
+        expected={"operation": args.operation, "pod": args.pod or None, "error": how or "any"},
+        actual=[_summary(e) for e in candidates],
+        similar=similar(candidates or error_events(world, "any", since)),
+    )
+
+
+def check_no_error(world: World, args: ExpectNoError, ctx: StepContext) -> None:
+    """expectNoError: no kubelet error of the operation in the window."""
+    since = ctx.since(args.since)
+    found = error_events(world, args.operation, since)
+    if not found:
+        return
+    what = "kubelet error" if args.operation == "any" else f"kubelet {args.operation} error"
+    head = _summary(found[0])
+    first = f"#{head['seq']} {head['operation']}" + (f" pod={head['pod']}" if "pod" in head else "")
+    first += f": {head['error']}"
+    raise StepFailure(
+        f"expected no {what} {window_text(ctx, args.since)}; found {len(found)}, first: {first}",
+        expected=[],
+        actual=[_summary(e) for e in found],
+        similar=similar(found),
+    )

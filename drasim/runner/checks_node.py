@@ -1,0 +1,202 @@
+"""Expectations on the node's live state: pods, registrations, slices, metrics, device health.
+
+``expectRegistered`` may wait up to :data:`SETTLE_TIMEOUT` for connection changes that
+other threads report; the rest read the state as it is now.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from drasim.errors import ApiError
+from drasim.runner.checks_common import find_pod, plural, pod_key, settle
+from drasim.runner.context import StepContext, StepFailure
+from drasim.scenario.expectations import (
+    ExpectMetric,
+    ExpectMightNeedUnprepare,
+    ExpectPod,
+    ExpectRegistered,
+    ExpectResourceSlices,
+)
+
+if TYPE_CHECKING:
+    from drasim.runner.world import World
+
+SLICE_VERSIONS = ("v1", "v1beta2", "v1beta1")
+"""resource.k8s.io versions tried, in order, to list ResourceSlices (whichever is served)."""
+
+
+def _kubelet_stopped(what: str) -> StepFailure:
+    return StepFailure(f"{what}: the kubelet is not running", actual={"kubelet": "stopped"})
+
+
+def check_might_need_unprepare(world: World, args: ExpectMightNeedUnprepare, ctx: StepContext) -> None:
+    """expectMightNeedUnprepare: the kubelet's PodMightNeedToUnprepareResources answer per pod."""
+    if world.kubelet is None:
+        raise _kubelet_stopped("expected PodMightNeedToUnprepareResources answers")
+    manager = world.kubelet.manager
+    expected: dict[str, bool] = {}
+    actual: dict[str, bool] = {}
+    for ref, want in args.pods.items():
+        record = find_pod(world, ref)
+        expected[record.key] = want
+        actual[record.key] = bool(manager.pod_might_need_to_unprepare_resources(record.uid))
+    wrong = [key for key in expected if expected[key] != actual[key]]
+    if wrong:
+        parts = [f"pod {key}: expected {expected[key]}, found {actual[key]}" for key in wrong]
+        raise StepFailure(
+            "PodMightNeedToUnprepareResources: " + "; ".join(parts), expected=expected, actual=actual
+        )
+
+
+def check_pod(world: World, args: ExpectPod, ctx: StepContext) -> None:
+    """expectPod: the pod's phase as the runner tracks it (a pod it forgot is Gone)."""
+    key = pod_key(args.pod)
+    record = world.pods.get(key)
+    if record is None and args.phase == "Gone":
+        return
+    record = find_pod(world, args.pod)
+    if record.phase != args.phase:
+        raise StepFailure(
+            f"expected pod {key} to be {args.phase}; it is {record.phase}",
+            expected={"phase": args.phase},
+            actual={"phase": record.phase},
+            similar=world.journal.events("kubelet", pod=key)[-5:],
+        )
+
+
+# ------------------------------------------------------------------------ metrics
+
+
+def _labels_text(labels: dict[str, str]) -> str:
+    return "{" + ",".join(f'{k}="{v}"' for k, v in sorted(labels.items())) + "}"
+
+
+def check_metric(world: World, args: ExpectMetric, ctx: StepContext) -> None:
+    """expectMetric: one series (exact labels): present, gauge value, histogram count.
+
+    A gauge series that does not exist reads as 0 for ``value`` (as a dashboard shows
+    a missing series); use ``present`` to tell the two apart.
+    """
+    series = {tuple(sorted(key)): value for key, value in world.metrics.series(args.name).items()}
+    wanted = tuple(sorted(args.labels.items()))
+    name = f"{args.name}{_labels_text(dict(args.labels))}"
+    exists = wanted in series
+    others = [dict(key) | {"value": value} for key, value in sorted(series.items()) if key != wanted]
+    problems: list[str] = []
+    expected: dict[str, Any] = {}
+    actual: dict[str, Any] = {"present": exists}
+    if args.present is not None and exists != args.present:
+        problems.append(f"expected series {name} to be {'present' if args.present else 'absent'}; "
+                        f"it is {'present' if exists else 'absent'}")  # fmt: skip
+        expected["present"] = args.present
+    if args.value is not None:
+        gauge = world.metrics.gauge(args.name, **args.labels)
+        if exists and gauge is None:
+            problems.append(f"expected gauge {name} = {args.value:g}; it is a histogram")
+        else:
+            value = 0.0 if gauge is None else float(gauge)
+            if not math.isclose(value, args.value, rel_tol=1e-9, abs_tol=1e-12):
+                absent = "" if exists else " (no such series)"
+                problems.append(f"expected {name} = {args.value:g}; found {value:g}{absent}")
+            actual["value"] = value
+        expected["value"] = args.value
+    if args.count is not None:
+        count = world.metrics.histogram_count(args.name, **args.labels)
+        if count != args.count:
+            problems.append(f"expected {plural(args.count, 'observation')} in {name}; found {count}")
+        expected["count"], actual["count"] = args.count, count
+    if problems:
+        actual["otherSeries"] = others
+        raise StepFailure("; ".join(problems), expected=expected, actual=actual)
+
+
+# ------------------------------------------------------------------------ slices
+
+
+def list_slices(world: World, selector: str) -> list[dict[str, Any]]:
+    """ResourceSlices matching a field selector, read from the store (no journaled API call, no faults)."""
+    store = getattr(world, "store", None)
+    last: ApiError | None = None
+    for version in SLICE_VERSIONS:
+        api_version = f"resource.k8s.io/{version}"
+        try:
+            if store is not None:
+                rtype, served = store.registry.by_kind(api_version, "ResourceSlice")
+                items, _ = store.list(rtype, served, field_selector=selector)
+                return list(items)
+            return list(world.runner_api.list(api_version, "ResourceSlice", field_selector=selector))
+        except ApiError as err:
+            last = err
+    raise StepFailure(f"cannot list ResourceSlices: {last}")
+
+
+def check_resource_slices(world: World, args: ExpectResourceSlices, ctx: StepContext) -> None:
+    """expectResourceSlices: how many slices (and devices) a driver has for a node."""
+    node = args.node or world.node
+    selector = f"spec.nodeName={node}" + (f",spec.driver={args.driver}" if args.driver else "")
+    slices = list_slices(world, selector)
+    devices = sum(len((s.get("spec") or {}).get("devices") or []) for s in slices)
+    names = [str((s.get("metadata") or {}).get("name", "")) for s in slices]
+    whose = f"{args.driver} " if args.driver else ""
+    problems: list[str] = []
+    if args.count is not None and len(slices) != args.count:
+        problems.append(f"expected {plural(args.count, 'ResourceSlice')} of {whose}on node {node}; "
+                        f"found {len(slices)} {names}")  # fmt: skip
+    if args.devices is not None and devices != args.devices:
+        problems.append(f"expected {plural(args.devices, 'device')} in the ResourceSlices of {whose}"
+                        f"on node {node}; found {devices}")  # fmt: skip
+    if problems:
+        expected = {k: v for k, v in (("count", args.count), ("devices", args.devices)) if v is not None}
+        raise StepFailure(
+            "; ".join(problems),
+            expected=expected,
+            actual={"count": len(slices), "devices": devices, "slices": names},
+            similar=world.journal.events("api", resource="resourceslices")[-10:],
+        )
+
+
+# ------------------------------------------------------------------------ registration
+
+
+def registration_state(world: World, driver: str) -> dict[str, Any]:
+    """What the kubelet knows of a driver's instances now."""
+    if world.kubelet is None:
+        return {"registered": False, "instances": 0, "connected": False, "service": None}
+    manager = world.kubelet.host.manager
+    instances = list(manager.instances(driver))
+    newest = instances[-1] if instances else None
+    return {
+        "registered": bool(instances),
+        "instances": len(instances),
+        "connected": any(bool(i.connected) for i in instances),
+        "service": None if newest is None else manager.service_of(driver, newest.endpoint),
+    }
+
+
+def check_registered(world: World, args: ExpectRegistered, ctx: StepContext) -> None:
+    """expectRegistered: registered at all, instance count, chosen service, connection."""
+    driver = args.driver or world.driver("").name
+    expected: dict[str, Any] = {"registered": args.registered}
+    for name in ("service", "instances", "connected"):
+        if getattr(args, name) is not None:
+            expected[name] = getattr(args, name)
+
+    def wrong() -> list[str]:
+        state = registration_state(world, driver)
+        return [name for name, value in expected.items() if state[name] != value]
+
+    if wrong() and world.kubelet is not None:
+        settle(world, lambda: not wrong())
+    state = registration_state(world, driver)
+    bad = wrong()
+    if bad:
+        parts = [f"expected {name} {expected[name]!r}; found {state[name]!r}" for name in bad]
+        stopped = " (the kubelet is not running)" if world.kubelet is None else ""
+        raise StepFailure(
+            f"registration of {driver}{stopped}: " + "; ".join(parts),
+            expected=expected,
+            actual={name: state[name] for name in expected},
+            similar=world.journal.events("registration", driver=driver)[-10:],
+        )
