@@ -85,6 +85,8 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
             self.send_json(500, status_body(StatusError(500, "InternalError", "internal error in drasim")))
 
     def _route(self, method: str, parts: list[str], query: dict[str, str]) -> None:
+        if parts[:1] == ["openapi"]:
+            raise ApiError(404, "NotFound", routes.NOT_FOUND)  # no OpenAPI documents: clients skip validation
         self._check_accept()
         if method == "GET" and len(parts) == 1 and parts[0] in _HEALTH:
             self.send_text(200, "ok")
