@@ -396,3 +396,20 @@ def test_an_error_before_the_body_is_read_closes_the_connection(server):
     conn.close()
     resp, body = request(server, "POST", RS, slice_body())  # a fresh connection works
     assert resp.status == 201
+
+
+def test_chunked_request_bodies_are_accepted(server):
+    conn = connect(server)
+    body = json.dumps(slice_body()).encode()
+    conn.request(
+        "POST",
+        RS,
+        body=iter([body[:10], body[10:]]),
+        headers={"Content-Type": "application/json", "Transfer-Encoding": "chunked"},
+        encode_chunked=True,
+    )
+    resp = conn.getresponse()
+    created = json.loads(resp.read())
+    conn.close()
+    assert resp.status == 201
+    assert created["metadata"]["name"] == "s1"

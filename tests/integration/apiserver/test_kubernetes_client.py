@@ -294,3 +294,20 @@ def test_watch_sees_writes_made_while_it_is_open(resource, server):
     thread.join(10)
     assert not thread.is_alive()
     assert seen == ["ADDED", "DELETED"]
+
+
+def test_watch_from_an_expired_resource_version_raises_410(kube_api):
+    from drasim.apiserver.http import HttpApiServer
+    from drasim.apiserver.store import ObjectStore
+
+    with HttpApiServer(ObjectStore(history=1)) as small:
+        api = client.ApiClient(client.Configuration(host=small.url))
+        resource = client.ResourceV1Api(api)
+        for _ in range(3):
+            resource.create_resource_slice(slice_body())
+        w = watch.Watch()
+        with pytest.raises(ApiException) as err:
+            for _ in w.stream(resource.list_resource_slice, resource_version="1", timeout_seconds=5):
+                pass
+        assert err.value.status == 410
+        api.close()
