@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, order=True)
 class Loc:
     """A position in a file (1-based line and column)."""
 
