@@ -74,6 +74,16 @@ def rpc_error_from(exc: grpc.RpcError) -> RpcError:
     return RpcError(go_code_name(code), _GO_DETAILS.get(text, text))
 
 
+#: The shortest real gRPC deadline drasim uses. Scaled kubelet timeouts (GetInfo's 1 s at a
+#: time scale of 0.01 would be 10 ms) are not meaningful below this on a loaded machine.
+MIN_REAL_DEADLINE = 0.25
+
+
+def real_deadline(clock: Clock, nominal_seconds: float) -> float:
+    """A gRPC deadline in real seconds for a kubelet timeout of ``nominal_seconds``."""
+    return max(clock.scaled(nominal_seconds), min(nominal_seconds, MIN_REAL_DEADLINE))
+
+
 def channel_options(clock: Clock) -> list[tuple[str, Any]]:
     """Reconnect backoff scaled like every other kubelet timer (gRPC default 1 s, max 120 s)."""
     initial = max(10, int(clock.scaled(1.0) * 1000))
@@ -230,7 +240,7 @@ class GrpcDriverClient:
         callable_ = self.channel.unary_unary(path, request_serializer=None, response_deserializer=None)
         start = time.monotonic()
         try:
-            raw = callable_(request, timeout=self._clock.scaled(self.call_timeout))
+            raw = callable_(request, timeout=real_deadline(self._clock, self.call_timeout))
         except grpc.RpcError as exc:
             error = rpc_error_from(exc)
             self._observe(path, code=error.code, start=start, claims=claims, response=None, error=str(error))

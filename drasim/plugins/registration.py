@@ -19,7 +19,7 @@ import grpc
 from drasim._proto.pluginregistration.v1 import api_pb2 as reg_pb
 from drasim.errors import DrasimError
 from drasim.interfaces import Clock, NullRecorder, Recorder
-from drasim.plugins.client import channel_options, close_when_idle, rpc_error_from
+from drasim.plugins.client import channel_options, close_when_idle, real_deadline, rpc_error_from
 
 DRA_PLUGIN_TYPE = "DRAPlugin"
 DIAL_TIMEOUT = 10.0
@@ -81,7 +81,7 @@ class _Session:
     def dial(self) -> None:
         ready = grpc.channel_ready_future(self.channel)
         try:
-            ready.result(timeout=self.clock.scaled(DIAL_TIMEOUT))
+            ready.result(timeout=real_deadline(self.clock, DIAL_TIMEOUT))
         except grpc.FutureTimeoutError:
             ready.cancel()
             path = self.socket_path
@@ -98,7 +98,7 @@ class _Session:
             response_deserializer=reg_pb.PluginInfo.FromString,
         )
         try:
-            info = call(reg_pb.InfoRequest(), timeout=self.clock.scaled(GET_INFO_TIMEOUT))
+            info = call(reg_pb.InfoRequest(), timeout=real_deadline(self.clock, GET_INFO_TIMEOUT))
         except grpc.RpcError as exc:
             msg = (
                 "RegisterPlugin error -- failed to get plugin info using RPC GetInfo "
@@ -121,7 +121,7 @@ class _Session:
         )
         status = reg_pb.RegistrationStatus(plugin_registered=registered, error=error)
         try:
-            call(status, timeout=self.clock.scaled(NOTIFY_TIMEOUT))
+            call(status, timeout=real_deadline(self.clock, NOTIFY_TIMEOUT))
         except grpc.RpcError as exc:
             raise _NotifyError(f"{error}: {rpc_error_from(exc)}") from None
 
