@@ -190,7 +190,8 @@ class PluginFault:
     hang: bool = field(
         default=False,
         metadata=doc(
-            "Never answer: the call ends only when the kubelet's callTimeout expires or the plugin stops."
+            "Never answer: the kubelet sees DEADLINE_EXCEEDED after callTimeout; the plugin's handler "
+            "is released then (the call is cancelled) or when the plugin stops, without side effects."
         ),
     )
     crash: Literal["before", "after"] | None = field(

@@ -304,7 +304,9 @@ class StartKubelet:
     the plugins whose sockets exist, then syncs the pods bound to the node: Pending pods are
     prepared, Terminating pods unprepared, and (policy ``allPods``) Running pods prepared
     again. Errors of these syncs are journaled, not step failures (check with expectError).
-    Pods gone from the API server are unprepared by reconcile passes.
+    Pods gone from the API server are unprepared by reconcile passes; the first effective pass
+    comes one ``reconcilePeriod`` after the start (upstream's immediate first pass finds the
+    pod sources not ready yet), or at a ``reconcile`` step.
     """
 
     expect_error: ErrorMatch | str | None = field(default=None, metadata=doc(_EXPECT_ERROR))
