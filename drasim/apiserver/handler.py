@@ -154,8 +154,10 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
         try:
             length = int(raw_length)
         except ValueError:
+            length = -1
+        if length < 0:
             self.close_connection = True
-            raise bad_request(f"Content-Length: {raw_length!r} is not a number") from None
+            raise bad_request(f"Content-Length: {raw_length!r} is not a non-negative number")
         if length > limit:
             self.close_connection = True
             raise StatusError(413, "RequestEntityTooLarge", f"Request entity too large: limit is {limit}")
@@ -166,7 +168,14 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
     def _read_chunked(self, limit: int) -> bytes:
         data = bytearray()
         while True:
-            size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+            line = self.rfile.readline(1024).split(b";")[0].strip()
+            try:
+                size = int(line or b"0", 16)
+            except ValueError:
+                size = -1
+            if size < 0:
+                self.close_connection = True
+                raise bad_request(f"malformed chunk size {line[:20]!r} in a chunked request body")
             if size == 0:
                 self.rfile.readline()
                 return bytes(data)
@@ -302,8 +311,9 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
             )
         try:
             patch = json.loads(self.read_body() or b"null")
-        except ValueError as err:
+        except (ValueError, RecursionError) as err:
             raise bad_request(f"the patch is not valid JSON: {err}") from None
+        check_depth(patch)
         status = route.subresource == "status"
         patched = guarded(
             store,
@@ -379,11 +389,28 @@ def json_object(body: bytes) -> dict[str, Any]:
     """Parse a JSON object body (never evaluated otherwise); 400 when it is not one."""
     try:
         obj = json.loads(body or b"{}")
-    except ValueError as err:
+    except (ValueError, RecursionError) as err:
         raise bad_request(f"couldn't get version/kind; json parse error: {err}") from None
     if not isinstance(obj, dict):
         raise bad_request("the request body must be a JSON object")
+    check_depth(obj)
     return obj
+
+
+MAX_DEPTH = 100
+
+
+def check_depth(value: Any, limit: int = MAX_DEPTH) -> None:
+    """Refuse JSON nested deeper than ``limit`` (400): deeper objects are never real manifests."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            raise bad_request(f"the request body is nested deeper than {limit} levels")
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
 
 
 def _check_kind(route: routes.Route, obj: dict[str, Any]) -> None:

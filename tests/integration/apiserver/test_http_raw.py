@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
 import sys
+
+import pytest
 
 from drasim.apiserver.http import HttpApiServer
 from drasim.apiserver.store import ObjectStore
@@ -413,3 +416,38 @@ def test_chunked_request_bodies_are_accepted(server):
     conn.close()
     assert resp.status == 201
     assert created["metadata"]["name"] == "s1"
+
+
+def _raw_exchange(server, raw: bytes) -> tuple[int, dict]:
+    with socket.create_connection((server.host, server.port), timeout=10) as sock:
+        sock.sendall(raw)
+        sock.shutdown(socket.SHUT_WR)
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    return int(head.split(b" ")[1]), json.loads(body)
+
+
+@pytest.mark.parametrize(
+    "framing",
+    [
+        b"Content-Length: -5\r\n\r\n{}",
+        b"Content-Length: abc\r\n\r\n{}",
+        b"Transfer-Encoding: chunked\r\n\r\nzz\r\n",
+    ],
+    ids=["negative-length", "non-numeric-length", "bad-chunk-size"],
+)
+def test_malformed_framing_is_400(server, framing):
+    raw = b"POST " + RS.encode() + b" HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" + framing
+    code, body = _raw_exchange(server, raw)
+    assert code == 400
+    assert_status(body, 400, "BadRequest")
+
+
+@pytest.mark.parametrize("depth", [101, 100_000])
+def test_deeply_nested_json_is_400(server, depth):
+    nested = b'{"metadata":{"name":"x"},"spec":' + b"[" * depth + b"]" * depth + b"}"
+    resp, body = request(server, "POST", RS, nested)
+    assert resp.status == 400
+    assert_status(body, 400, "BadRequest")
