@@ -131,15 +131,16 @@ def similar(events: Iterable[Mapping[str, Any]], limit: int = SIMILAR_LIMIT) -> 
     return result
 
 
-def settle(world: World, holds: Callable[[], bool], timeout: float = SETTLE_TIMEOUT) -> bool:
-    """Wait (at most ``timeout`` real seconds) until ``holds()``; re-checked whenever the journal grows.
+def settle(world: World, holds: Callable[[], bool], timeout: float | None = None) -> bool:
+    """Wait (at most ``timeout`` real seconds, default :data:`SETTLE_TIMEOUT`) until ``holds()``.
 
     For state that other threads change (health streams, connections): the check is
-    evaluated at once and then after every new journal event, never by sleeping.
+    evaluated at once, then again whenever the journal grows (and at least every 0.2 s,
+    for changes that are not journaled).
     """
     import time
 
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + (SETTLE_TIMEOUT if timeout is None else timeout)
     while True:
         mark = world.journal.mark()
         if holds():
