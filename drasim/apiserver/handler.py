@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 from drasim.apiserver import listing, routes
+from drasim.apiserver.bodies import JSON, PROTOBUF, check_depth, check_kind, decode_protobuf, json_object
 from drasim.apiserver.calls import ApiCall, guarded
 from drasim.apiserver.faults import ApiFault
 from drasim.apiserver.patch import PATCH_TYPES
@@ -27,8 +28,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-JSON = "application/json"
-PROTOBUF = "application/vnd.kubernetes.protobuf"
 _ACCEPTABLE = ("application/json", "application/*", "*/*", "*")
 _HEALTH = ("healthz", "livez", "readyz")
 
@@ -266,7 +265,7 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
     def _create(self, route: routes.Route) -> None:
         store = self.server.store
         obj = self._object_body(route, route.rtype.kind)
-        _check_kind(route, obj)
+        check_kind(route, obj)
         name = (obj.get("metadata") or {}).get("name") or ""
         call = ApiCall(
             "create",
@@ -285,7 +284,7 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
     def _update(self, route: routes.Route) -> None:
         store = self.server.store
         obj = self._object_body(route, route.rtype.kind)
-        _check_kind(route, obj)
+        check_kind(route, obj)
         body_name = (obj.get("metadata") or {}).get("name") or ""
         if body_name != route.name:
             raise bad_request(
@@ -370,59 +369,6 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
                 raise
             log.warning("ignoring protobuf DeleteOptions on %s: %s", self.path, err)
             return {}
-
-
-def decode_protobuf(body: bytes, *, group: str, version: str, kind: str) -> dict[str, Any]:
-    """Decode a Kubernetes protobuf body through :mod:`drasim.apiserver.k8spb` (imported lazily)."""
-    try:
-        from drasim.apiserver.k8spb import decode_request_body
-    except ImportError:
-        raise StatusError(
-            415,
-            "UnsupportedMediaType",
-            f"this drasim build cannot decode {PROTOBUF} request bodies; send {JSON}",
-        ) from None
-    return decode_request_body(body, group=group, version=version, kind=kind)
-
-
-def json_object(body: bytes) -> dict[str, Any]:
-    """Parse a JSON object body (never evaluated otherwise); 400 when it is not one."""
-    try:
-        obj = json.loads(body or b"{}")
-    except (ValueError, RecursionError) as err:
-        raise bad_request(f"couldn't get version/kind; json parse error: {err}") from None
-    if not isinstance(obj, dict):
-        raise bad_request("the request body must be a JSON object")
-    check_depth(obj)
-    return obj
-
-
-MAX_DEPTH = 100
-
-
-def check_depth(value: Any, limit: int = MAX_DEPTH) -> None:
-    """Refuse JSON nested deeper than ``limit`` (400): deeper objects are never real manifests."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > limit:
-            raise bad_request(f"the request body is nested deeper than {limit} levels")
-        if isinstance(item, dict):
-            stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, list):
-            stack.extend((v, depth + 1) for v in item)
-
-
-def _check_kind(route: routes.Route, obj: dict[str, Any]) -> None:
-    kind = obj.get("kind")
-    if kind and kind != route.rtype.kind:
-        raise bad_request(f"the kind in the data ({kind}) does not match the URL ({route.rtype.kind})")
-    api_version = obj.get("apiVersion")
-    if api_version and api_version != route.api_version:
-        raise bad_request(
-            f"the API version in the data ({api_version}) does not match "
-            f"the expected API version ({route.api_version})"
-        )
 
 
 def _with_name(field_selector: str, name: str) -> str:
