@@ -89,6 +89,17 @@ class LineLoader(yaml.SafeLoader):
         return data
 
 
+def _construct_int(loader: LineLoader, node: yaml.ScalarNode) -> Any:
+    """PyYAML's int constructor, with Python's digit limit reported as a YAML problem, not ValueError."""
+    try:
+        return yaml.SafeLoader.construct_yaml_int(loader, node)
+    except ValueError as err:
+        raise yaml.constructor.ConstructorError(
+            None, None, f"cannot read the integer: {err}", node.start_mark
+        ) from None
+
+
+LineLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 LineLoader.add_constructor("tag:yaml.org,2002:map", LineLoader.construct_ymap)
 LineLoader.add_constructor("tag:yaml.org,2002:seq", LineLoader.construct_ylist)
 

@@ -394,3 +394,9 @@ def test_no_problem_is_a_traceback(tmp_path: Path):
         str(tmp_path / "b.yml"),
     ]
     assert "metadata: expected a mapping (Metadata), got an integer (3)" in info.value.problems[2]
+
+
+def test_integer_beyond_python_digit_limit(problems):
+    huge = "9" * 5000
+    (problem,) = problems(f"apiVersion: drasim.dev/v1alpha1\nkind: Scenario\nmetadata: {{name: {huge}}}\n")
+    assert problem.startswith("s.yaml:3:18: YAML syntax error: cannot read the integer: Exceeds the limit")
