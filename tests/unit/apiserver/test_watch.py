@@ -149,3 +149,26 @@ def test_bad_resource_version_is_400(store, rs):
     with pytest.raises(ApiError) as err:
         store.watch(rs, V1, resource_version="abc")
     assert err.value.code == 400
+
+
+def test_concurrent_writers_every_watcher_sees_every_event_in_order(store, rs):
+    import threading
+
+    watchers = [store.watch(rs, V1, send_initial_events=False) for _ in range(3)]
+
+    def writer(prefix):
+        for i in range(30):
+            obj = store.create(rs, V1, slice_obj(f"{prefix}-{i}"))
+            store.delete(rs, V1, "", obj["metadata"]["name"])
+
+    threads = [threading.Thread(target=writer, args=(p,)) for p in "abcd"]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for watch in watchers:
+        events = drain(watch, 240)
+        rvs = [int(e.resource_version) for e in events]
+        assert rvs == sorted(rvs)
+        assert len(set(rvs)) == 240
+        watch.stop()
