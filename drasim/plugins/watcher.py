@@ -65,6 +65,7 @@ class PluginWatcher:
         self._want_inotify = use_inotify
         self._poll_interval = poll_interval
         self._lock = threading.RLock()  # held while reporting, so reports keep their order
+        self._scan_lock = threading.Lock()
         self._known: dict[str, Identity] = {}
         self._inotify: inotify.Inotify | None = None
         self._stop = threading.Event()
@@ -109,7 +110,15 @@ class PluginWatcher:
     # ---- scanning ----
 
     def rescan(self) -> None:
-        """Walk the tree and report every difference from what was seen so far."""
+        """Walk the tree and report every difference from what was seen so far.
+
+        Scans are serialised: otherwise a slow walk that saw an old socket could be applied
+        after a newer one and flip the socket's identity back and forth (re-registrations).
+        """
+        with self._scan_lock:
+            self._rescan()
+
+    def _rescan(self) -> None:
         found: dict[str, Identity] = {}
         for root, dirs, files in os.walk(self.path):
             dirs[:] = [d for d in dirs if not d.startswith(".")]
