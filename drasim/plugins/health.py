@@ -128,6 +128,11 @@ class HealthStream:
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
             self._thread.join(timeout)
 
+    def wait_stopped(self, timeout: float) -> bool:
+        """Wait for the thread to end (after :meth:`stop` or Unimplemented); True if it did."""
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
     @property
     def running(self) -> bool:
         """Whether the thread is still alive (False after Unimplemented or stop)."""

@@ -186,6 +186,13 @@ class FakeDraPlugin:
         if "v1alpha1" in self.health:
             h1a1_grpc.add_DRAResourceHealthServicer_to_server(_HealthServicer(self, h1a1), server)
 
+    def stop_dra(self) -> None:
+        """Stop only the DRA server (the first one started) and remove its socket."""
+        server = self._servers.pop(0)
+        server.stop(None).wait(5)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.dra_path)
+
     def start_registration(self) -> None:
         """Serve the registration service on the registration socket."""
         server = self._server()
@@ -264,8 +271,11 @@ def events() -> RecordingEvents:
 
 @pytest.fixture
 def clock() -> ScaledClock:
-    """Kubelet timers at 1/10: GetInfo 0.1 s, dial 1 s, reconcile 0.1 s, backoff from 0.05 s."""
-    return ScaledClock(0.1)
+    """Kubelet timers at 1/4: GetInfo 0.25 s, Notify 1.25 s, reconcile 0.25 s, backoff from 0.125 s.
+
+    Not shorter: CI machines are shared and a 0.1 s GetInfo deadline can expire under load.
+    """
+    return ScaledClock(0.25)
 
 
 @pytest.fixture

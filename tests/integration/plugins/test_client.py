@@ -128,11 +128,13 @@ def test_metrics_and_journal_are_recorded(make_plugin: Any, clients: Any, events
     assert rpc[2]["response"] == {"claims": {"uid-1": {"error": ""}}}
 
 
-def test_call_timeout_is_deadline_exceeded(make_plugin: Any, clients: Any, events: Any) -> None:
+def test_call_timeout_is_deadline_exceeded(
+    make_plugin: Any, clients: Any, events: Any, clock: ScaledClock
+) -> None:
     plugin = make_plugin().start()
     plugin.hang = threading.Event()
     metrics = Metrics()
-    client = clients(plugin.dra_path, call_timeout=1.0, metrics=metrics)  # 1 s nominal -> 0.1 s
+    client = clients(plugin.dra_path, call_timeout=1.0, metrics=metrics)  # a short nominal timeout
     try:
         with pytest.raises(RpcError) as info:
             client.node_prepare_resources(CLAIMS)
@@ -146,7 +148,7 @@ def test_call_timeout_is_deadline_exceeded(make_plugin: Any, clients: Any, event
     assert event["code"] == "DeadlineExceeded"
     assert event["response"] is None
     assert event["error"] == str(info.value)
-    assert 0.09 <= event["duration"] < 5
+    assert clock.scaled(1.0) * 0.9 <= event["duration"] < 5
 
 
 def test_default_timeout_is_45_seconds_scaled(make_plugin: Any, clients: Any) -> None:
