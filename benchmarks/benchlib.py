@@ -1,0 +1,211 @@
+"""Shared pieces of the benchmarks: timing statistics, result lines, the emulated node.
+
+``Node`` wires what a scenario run wires, minus the runner: an in-memory API server
+(ObjectStore + MemoryCluster) holding allocated claims, an in-process FakeDriver
+serving DRA v1 on a real unix socket, the kubelet side of the plugin protocol
+(PluginHost: registration, gRPC client) and the emulated kubelet DRA Manager with
+a checkpoint store. Every benchmark prints ``RESULT name key=value ...`` lines that
+the smoke test and docs/performance.md rely on.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("GRPC_VERBOSITY", "ERROR")  # no INFO lines (GOAWAY at shutdown) in the output
+
+import platform
+import shutil
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from drasim.apiserver import MemoryCluster, ObjectStore
+from drasim.checkpoint.store import DRA_MANAGER_STATE_FILE, FileCheckpointStore
+from drasim.clock import RealClock
+from drasim.interfaces import CheckpointStore, NullRecorder
+from drasim.kubelet.manager import Manager
+from drasim.kubelet.state import ClaimInfoState
+from drasim.plugins import PluginHost
+from fake_plugins import FakeDriver, FakeDriverConfig
+
+DRIVER = "gpu.example.com"
+NAMESPACE = "default"
+
+
+def machine() -> str:
+    """One line describing where the numbers were taken."""
+    return (
+        f"{platform.python_implementation()} {platform.python_version()} on {platform.machine()}, "
+        f"{os.cpu_count()} CPUs, {platform.system()} {platform.release()}"
+    )
+
+
+def result(name: str, **fields: Any) -> None:
+    """Print one machine-readable result line."""
+    parts = []
+    for key, value in fields.items():
+        parts.append(f"{key}={value:.6g}" if isinstance(value, float) else f"{key}={value}")
+    print(f"RESULT {name} " + " ".join(parts), flush=True)
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Per-iteration wall times in seconds."""
+
+    samples: tuple[float, ...]
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples)
+
+    @property
+    def mean(self) -> float:
+        return statistics.fmean(self.samples)
+
+    def pct(self, p: float) -> float:
+        ordered = sorted(self.samples)
+        return ordered[min(len(ordered) - 1, int(p * len(ordered)))]
+
+    def fields(self) -> dict[str, Any]:
+        return {
+            "n": len(self.samples),
+            "median_us": self.median * 1e6,
+            "mean_us": self.mean * 1e6,
+            "p90_us": self.pct(0.9) * 1e6,
+        }
+
+
+def measure(body: Callable[[], object], iterations: int, warmup: int) -> Stats:
+    """Time ``body`` ``iterations`` times after ``warmup`` untimed runs."""
+    for _ in range(warmup):
+        body()
+    samples = []
+    for _ in range(iterations):
+        start = time.perf_counter()
+        body()
+        samples.append(time.perf_counter() - start)
+    return Stats(tuple(samples))
+
+
+def short_dir(prefix: str, base: str | None = None) -> Path:
+    """A fresh directory with a short path (unix socket paths are limited to 107 bytes)."""
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=base or "/tmp"))
+
+
+class MemoryCheckpoint:
+    """A CheckpointStore that keeps entries in memory (isolates the file store's cost)."""
+
+    def __init__(self) -> None:
+        self.entries: list[ClaimInfoState] = []
+        self.writes = 0
+
+    def get_or_create(self) -> list[ClaimInfoState]:
+        return [e.clone() for e in self.entries]
+
+    def store(self, entries: Sequence[ClaimInfoState]) -> None:
+        self.entries = [e.clone() for e in entries]
+        self.writes += 1
+
+
+def claim_manifest(name: str, pod_uids: Sequence[str], device: str = "gpu-0") -> dict[str, Any]:
+    """An allocated claim reserved for ``pod_uids``; the fake driver's pool is its node name."""
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": DRIVER}}]}},
+        "status": {
+            "allocation": {
+                "devices": {
+                    "results": [{"request": "gpu", "driver": DRIVER, "pool": "node-1", "device": device}]
+                }
+            },
+            "reservedFor": [{"resource": "pods", "name": f"pod-of-{name}", "uid": uid} for uid in pod_uids],
+        },
+    }
+
+
+def pod_manifest(name: str, uid: str, claims: Sequence[str]) -> dict[str, Any]:
+    """A pod whose only container uses ``claims``."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": NAMESPACE, "uid": uid},
+        "spec": {
+            "resourceClaims": [{"name": c, "resourceClaimName": c} for c in claims],
+            "containers": [{"name": "main", "resources": {"claims": [{"name": c} for c in claims]}}],
+        },
+        "status": {},
+    }
+
+
+class Node:
+    """API server + fake driver + PluginHost + Manager, as a scenario run builds them.
+
+    ``checkpoint`` is ``"file"`` (the real FileCheckpointStore, atomic write with
+    fsync) or ``"memory"``. ``state_dir`` is where the kubelet checkpoint, the
+    driver's own state and its CDI specs go (e.g. /dev/shm to take the disk out).
+    """
+
+    def __init__(self, *, checkpoint: str = "file", devices: int = 8, state_dir: str | None = None) -> None:
+        self.root = short_dir("drb-")
+        self.state_root = short_dir("drb-state-", state_dir) if state_dir else self.root
+        self.store = ObjectStore()
+        self.cluster = MemoryCluster(self.store)
+        config = FakeDriverConfig(
+            driver_name=DRIVER,
+            registry_dir=str(self.root / "reg"),
+            plugin_dir=str(self.root / "plug"),
+            cdi_dir=str(self.state_root / "cdi"),
+            state_dir=str(self.state_root / "driver"),
+            devices=devices,
+            services=["v1.DRAPlugin"],
+        )
+        self.driver = FakeDriver(config, claim_source=self.cluster.get_resource_claim)
+        self.host = PluginHost(self.root / "reg", clock=RealClock(), services=["v1.DRAPlugin"])
+        self.checkpoint: CheckpointStore
+        if checkpoint == "file":
+            self.checkpoint = FileCheckpointStore(self.state_root / DRA_MANAGER_STATE_FILE)
+        else:
+            self.checkpoint = MemoryCheckpoint()
+        self.manager: Manager | None = None
+
+    def start(self) -> Node:
+        self.driver.start()
+        self.host.start()
+        if not self.host.wait_registered(DRIVER, 10, connected=True):
+            msg = "the fake driver did not register within 10 s"
+            raise RuntimeError(msg)
+        self.manager = Manager(
+            claims=self.cluster,
+            drivers=self.host.manager,
+            checkpoint=self.checkpoint,
+            clock=RealClock(),
+            recorder=NullRecorder(),
+        )
+        return self
+
+    def kubelet(self) -> Manager:
+        assert self.manager is not None, "call start() first"
+        return self.manager
+
+    def add_claim(self, name: str, pod_uids: Sequence[str], device: str = "gpu-0") -> None:
+        self.cluster.create(claim_manifest(name, pod_uids, device))
+
+    def stop(self) -> None:
+        self.host.stop()
+        self.driver.stop()
+        shutil.rmtree(self.root, ignore_errors=True)
+        if self.state_root != self.root:
+            shutil.rmtree(self.state_root, ignore_errors=True)
+
+    def __enter__(self) -> Node:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
