@@ -48,9 +48,10 @@ def prepare_batch(
 ) -> None:
     """Call NodePrepareResources for one plugin's batch and record the returned devices.
 
-    Devices of each successful entry are APPENDED to the claim's driver state under
-    the write lock as soon as that entry is checked, so a later bad entry or a later
-    failing batch leaves them in the cache (not prepared); a retry appends again.
+    Each successful entry REPLACES the driver's devices of that claim under the write
+    lock as soon as it is checked (upstream resets them first since
+    kubernetes/kubernetes#140274), so a later bad entry or a later failing batch leaves
+    them in the cache (not prepared) and a retry records them again without duplicates.
     """
     try:
         reply: Mapping[str, PrepareResult | None] = plugin.node_prepare_resources(claims)
@@ -68,6 +69,7 @@ def prepare_batch(
             info = cache.get(claim.name, claim.namespace)
             if info is None:
                 raise _missing(claim)
+            info.reset_devices(plugin.driver_name)
             for device in () if result is None else result.devices:
                 info.add_device(plugin.driver_name, stored_device(device))
     unfinished = len(claims) - len(reply)

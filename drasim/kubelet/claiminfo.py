@@ -58,6 +58,15 @@ class ClaimInfo(ClaimInfoState):
             driver_state.devices = []
         driver_state.devices.append(device)
 
+    def reset_devices(self, driver_name: str) -> None:
+        """Mirrors ``resetDevices`` (kubernetes/kubernetes#140274): forget one driver's devices.
+
+        Called before a driver's prepare reply for the claim is recorded, so the reply is
+        authoritative and a retry or a re-prepare after a restart does not duplicate devices.
+        """
+        if self.driver_state is not None and driver_name in self.driver_state:
+            self.driver_state[driver_name].devices = None
+
     def add_pod_reference(self, pod_uid: str) -> None:
         """Mirrors ``addPodReference`` (a nil set is created instead of panicking as Go would)."""
         if self.pod_uids is None:

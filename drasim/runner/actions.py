@@ -171,7 +171,7 @@ def deallocate(world: World, args: S.Deallocate, ctx: StepContext) -> None:
     world.runner_api.update_status(claim)
 
 
-def _reserve(world: World, claim: dict[str, Any], rec: PodRecord) -> dict[str, Any]:
+def _reserve(claim: dict[str, Any], rec: PodRecord) -> dict[str, Any]:
     status = claim.setdefault("status", {})
     reserved = status.setdefault("reservedFor", [])
     if not any(r.get("uid") == rec.uid for r in reserved):
@@ -180,6 +180,28 @@ def _reserve(world: World, claim: dict[str, Any], rec: PodRecord) -> dict[str, A
 
 
 # ----------------------------------------------------------------------------- pods
+def _schedule(world: World, args: S.StartPod, rec: PodRecord) -> None:
+    """What the resourceclaim controller and scheduler do before the pod reaches the node."""
+    for pc in rec.claims:
+        if pc.template:
+            template = world.runner_api.get(RESOURCE_V1, "ResourceClaimTemplate", pc.template, rec.namespace)
+            generated = f"{rec.name}-{pc.name}"
+            world.runner_api.create(claim_from_template(template, name=generated, pod=rec))
+            rec.generated_claims[pc.name] = generated
+    if not (args.allocate or args.reserve):
+        return
+    for pc in rec.claims:
+        name = rec.claim_name(pc)
+        if not name:
+            continue
+        claim = world.runner_api.get(RESOURCE_V1, "ResourceClaim", name, rec.namespace)
+        if args.allocate and not (claim.get("status") or {}).get("allocation"):
+            claim = _allocate_from_slices(world, claim)
+        if args.reserve:
+            claim = _reserve(claim, rec)
+        world.runner_api.update_status(claim)
+
+
 def start_pod(world: World, args: S.StartPod, ctx: StepContext) -> None:
     """Bind a pod: claims from templates, allocation, reservation, then PrepareResources."""
     key = f"{args.namespace}/{args.name}"
@@ -195,25 +217,8 @@ def start_pod(world: World, args: S.StartPod, ctx: StepContext) -> None:
     )
     error: str | None = None
     try:
-        for pc in claims:
-            if pc.template:
-                template = world.runner_api.get(
-                    RESOURCE_V1, "ResourceClaimTemplate", pc.template, args.namespace
-                )
-                generated = f"{args.name}-{pc.name}"
-                world.runner_api.create(claim_from_template(template, name=generated, pod=rec))
-                rec.generated_claims[pc.name] = generated
-        for pc in claims:
-            name = rec.claim_name(pc)
-            if not name:
-                continue
-            claim = world.runner_api.get(RESOURCE_V1, "ResourceClaim", name, args.namespace)
-            if args.allocate and not (claim.get("status") or {}).get("allocation"):
-                claim = _allocate_from_slices(world, claim)
-            if args.reserve:
-                claim = _reserve(world, claim, rec)
-            if args.allocate or args.reserve:
-                world.runner_api.update_status(claim)
+        with world.scheduling:
+            _schedule(world, args, rec)
     except (ApiError, AllocationError, ConfigError) as err:
         error = f"scheduling pod {key}: {err}"
     if error is None:
@@ -254,8 +259,11 @@ def delete_pod(world: World, args: S.DeletePod, ctx: StepContext) -> None:
     rec = podworker.find_pod(world, args.pod)
     rec.remove_after_unprepare = True
     if world.kubelet is None:
+        # No kubelet sees the deletion: the restarted kubelet never syncs the pod again, only
+        # its reconcile loop notices the claims of a pod that is no longer active.
         podworker.remove_from_api(world, rec)
-        rec.phase = "Terminating"
+        rec.retry_due = None
+        rec.phase = "Gone"
         check_error(args.expect_error, None, f"deletePod {rec.key}")
         return
     if rec.phase in ("Succeeded", "Gone"):
@@ -371,7 +379,6 @@ def deregister_plugin(world: World, args: S.DeregisterPlugin, ctx: StepContext) 
         path.unlink()
     if world.kubelet is not None:
         world.kubelet.host.sync(timeout=REGISTRATION_TIMEOUT)
-        world.kubelet.host.wait_deregistered(handle.name, timeout=REGISTRATION_TIMEOUT)
 
 
 def fault(world: World, args: S.Fault, ctx: StepContext) -> None:

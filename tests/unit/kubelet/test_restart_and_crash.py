@@ -38,8 +38,8 @@ def test_restart_restores_state_unprepared(harness, kit) -> None:
     assert harness.metrics.gauge("dra_resource_claims_in_use", driver_name="<any>") == 0
 
 
-def test_prepare_after_restart_calls_driver_again_and_duplicates_devices(harness, kit) -> None:
-    """Upstream appends: after a restart the device list holds each device twice."""
+def test_prepare_after_restart_calls_driver_again_without_duplicating_devices(harness, kit) -> None:
+    """The restored claim is prepared again; the reply replaces its devices (k/k#140274, #140471)."""
     harness.claims.add(kit.claim())
     harness.manager.prepare_resources(kit.pod())
     manager = harness.restart()
@@ -47,15 +47,14 @@ def test_prepare_after_restart_calls_driver_again_and_duplicates_devices(harness
     assert harness.prepare_count() == 2
     info = manager.claim_info(kit.NAMESPACE, kit.CLAIM)
     assert info.prepared
-    assert len(info.driver_state[kit.DRIVER].devices) == 2
-    assert info.driver_state[kit.DRIVER].devices[0] == info.driver_state[kit.DRIVER].devices[1]
+    assert len(info.driver_state[kit.DRIVER].devices) == 1
     cdi = "test-driver/test=claim-test-claim-uid"
-    assert manager.get_resources(kit.pod(), kit.CONTAINER) == [cdi, cdi]
-    assert len(harness.checkpoint.entry(kit.NAMESPACE, kit.CLAIM).driver_state[kit.DRIVER].devices) == 2
+    assert manager.get_resources(kit.pod(), kit.CONTAINER) == [cdi]
+    assert len(harness.checkpoint.entry(kit.NAMESPACE, kit.CLAIM).driver_state[kit.DRIVER].devices) == 1
 
 
-def test_retry_after_partial_failure_duplicates_devices(harness, kit) -> None:
-    """Batch for driver A succeeds, batch for B fails: A's devices stay; the retry appends again."""
+def test_retry_after_partial_failure_does_not_duplicate_devices(harness, kit) -> None:
+    """Batch for A succeeds, batch for B fails: A's devices stay; the retry replaces them (k/k#140274)."""
     other = harness.drivers.register(kit.FakeDriverClient("other.example.com"))
     harness.claims.add(kit.claim(driver=[kit.DRIVER, "other.example.com"]))
     other.prepare_script = RpcError("Unavailable", "connection refused")
@@ -68,7 +67,7 @@ def test_retry_after_partial_failure_duplicates_devices(harness, kit) -> None:
     harness.manager.prepare_resources(kit.pod())
     info = harness.manager.claim_info(kit.NAMESPACE, kit.CLAIM)
     assert info.prepared
-    assert len(info.driver_state[kit.DRIVER].devices) == 2
+    assert len(info.driver_state[kit.DRIVER].devices) == 1
     assert len(info.driver_state["other.example.com"].devices) == 1
 
 

@@ -17,7 +17,7 @@ def file_harness(kit, tmp_path):
     return harness
 
 
-def test_restart_from_file_keeps_state_and_duplicates(file_harness, kit) -> None:
+def test_restart_from_file_keeps_state_without_duplicates(file_harness, kit) -> None:
     harness = file_harness
     assert harness.checkpoint.path.exists()
     harness.claims.add(kit.claim(reserved_for=(kit.POD_UID, "uid-2")))
@@ -27,11 +27,11 @@ def test_restart_from_file_keeps_state_and_duplicates(file_harness, kit) -> None
     assert manager.claim_infos() == before
     manager.prepare_resources(kit.pod("p2", "uid-2"))
     cdi = "test-driver/test=claim-test-claim-uid"
-    assert manager.get_resources(kit.pod(), kit.CONTAINER) == [cdi, cdi]
+    assert manager.get_resources(kit.pod(), kit.CONTAINER) == [cdi]
     manager = harness.restart()
     [state] = manager.claim_infos()
     assert state.pod_uids == {kit.POD_UID, "uid-2"}
-    assert len(state.driver_state[kit.DRIVER].devices) == 2
+    assert len(state.driver_state[kit.DRIVER].devices) == 1
 
 
 def test_corrupt_file_stops_the_kubelet(file_harness, kit) -> None:
