@@ -252,7 +252,7 @@ def _glob(cdi_dir: Path, pattern: str) -> list[str]:
 
 
 def _unresolved(world: World, known: set[str]) -> list[str]:
-    """``pod/container: id`` for every CDI ID of a Running pod that no valid spec defines."""
+    """``pod <key> container <name>: <id>`` for every CDI ID of a Running pod that no valid spec defines."""
     missing: list[str] = []
     for key, record in sorted(world.pods.items()):
         if record.phase != "Running":
@@ -261,7 +261,7 @@ def _unresolved(world: World, known: set[str]) -> list[str]:
             try:
                 ids = cdi_ids(world, record, container.name)
             except KubeletError as err:
-                missing.append(f"{key}/{container.name}: GetResources failed: {err}")
+                missing.append(f"pod {key} container {container.name}: GetResources failed: {err}")
                 continue
-            missing.extend(f"{key}/{container.name}: {i}" for i in ids if i not in known)
+            missing.extend(f"pod {key} container {container.name}: {i}" for i in ids if i not in known)
     return missing

@@ -108,6 +108,12 @@ def test_registration_calls_come_from_the_plugin_side(world: Any) -> None:
 def test_async_count_waits_only_until_it_settles(world: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("drasim.runner.checks_common.SETTLE_TIMEOUT", 0.05)
     failure = fails(world, ExpectCalls(node_watch_resources=1))
+    assert failure.message == (
+        "expected 1 NodeWatchResources call since the start; found 0 "
+        "(no plugin journals its calls: NodeWatchResources is only observable with the fake plugin)"
+    )
+    world.plugin_call("GetInfo")
+    failure = fails(world, ExpectCalls(node_watch_resources=1))
     assert failure.message == "expected 1 NodeWatchResources call since the start; found 0"
 
 

@@ -294,8 +294,8 @@ def test_cdi_specs_unresolvable(world: Any) -> None:
     failure = fails(world, ExpectCdiSpecs(resolvable=True))
     assert failure.message == (
         f"CDI specs in {world.workspace.cdi_dir}: expected every CDI ID of a Running pod's containers to "
-        "name a device in a valid spec; unresolved: default/a/ctr: gpu.example.com/gpu=gpu-9, "
-        "default/b/ctr: GetResources failed: unable to get claim info for claim of pod b"
+        "name a device in a valid spec; unresolved: pod default/a container ctr: gpu.example.com/gpu=gpu-9, "
+        "pod default/b container ctr: GetResources failed: unable to get claim info for claim of pod b"
     )
     assert failure.actual["devices"] == [GPU0]
 
