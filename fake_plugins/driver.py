@@ -13,6 +13,7 @@ with nobody listening.
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import threading
 from collections.abc import Callable, Sequence
@@ -238,14 +239,23 @@ class FakeDriver:
         self.stopped.set()
 
     def kill(self) -> None:
-        """Like SIGKILL: stop serving at once, leave both socket files behind (stale)."""
+        """Like SIGKILL: stop serving at once, leave both socket files behind (stale).
+
+        gRPC unlinks its unix socket files when a server stops, which a killed process
+        never does. The files are therefore kept under a hidden hard link while the
+        servers stop and moved back afterwards: the same inode (and modification time)
+        stays in place, so the kubelet's plugin watcher sees no new socket, exactly as
+        after a real SIGKILL.
+        """
         instance = self._detach()
         if instance is None:
             return
+        paths = (self.config.plugin_path, self.config.registration_path)
+        kept = [_keep_socket(path) for path in paths]
         for server in instance.servers:
             server.stop(0).wait()
-        for path in (self.config.plugin_path, self.config.registration_path):
-            _leave_stale_socket(path)
+        for path, keeper in zip(paths, kept, strict=True):
+            _restore_socket(path, keeper)
         instance.stopped.set()
         self.stopped.set()
 
@@ -380,6 +390,32 @@ class FakeDriver:
     def registration_socket(self) -> str:
         """The registration socket path."""
         return str(self.config.registration_path)
+
+
+def _keep_socket(path: Path) -> Path | None:
+    """Hard-link a socket file to a hidden name in the same directory (None if impossible)."""
+    keeper = path.with_name(f".{path.name}.killed")
+    with contextlib.suppress(FileNotFoundError):
+        keeper.unlink()
+    try:
+        os.link(path, keeper)
+    except OSError:
+        return None
+    return keeper
+
+
+def _restore_socket(path: Path, keeper: Path | None) -> None:
+    """Put the kept socket file back (or a fresh dead one when it could not be kept)."""
+    if keeper is not None:
+        try:
+            os.replace(keeper, path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                keeper.unlink()
+        else:
+            return
+    if not path.exists():
+        _leave_stale_socket(path)
 
 
 def _leave_stale_socket(path: Path) -> None:

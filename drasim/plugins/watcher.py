@@ -18,7 +18,8 @@ from typing import Protocol
 
 from drasim.plugins import inotify
 
-#: (st_dev, st_ino, st_ctime_ns): tells a re-created socket from the old one.
+#: (st_dev, st_ino, st_mtime_ns): tells a re-created socket from the old one. The change time is
+#: not used: links, renames and chmod change it without re-creating the socket.
 Identity = tuple[int, int, int]
 
 
@@ -42,7 +43,7 @@ def _identity(path: str) -> Identity | None:
         return None
     if not stat.S_ISSOCK(st.st_mode):
         return None
-    return (st.st_dev, st.st_ino, st.st_ctime_ns)
+    return (st.st_dev, st.st_ino, st.st_mtime_ns)
 
 
 def _ignored(path: str) -> bool:
