@@ -1,0 +1,121 @@
+"""Protobuf <-> values for the DRA plugin API, both versions."""
+
+from __future__ import annotations
+
+import pytest
+
+from drasim._proto.dra.v1 import api_pb2 as v1
+from drasim._proto.dra.v1beta1 import api_pb2 as v1beta1
+from drasim.plugins import conversion
+from drasim.values import ClaimRef, Device, PrepareResult, UnprepareResult
+
+CLAIMS = [ClaimRef("ns", "u1", "c1"), ClaimRef("ns", "u2", "c2")]
+
+
+def _entry(key: str, value: bytes | None) -> bytes:
+    """One map entry of field 1, written by hand (a Go nil value has no field 2)."""
+    body = b"\x0a" + bytes([len(key)]) + key.encode()
+    if value is not None:
+        body += b"\x12" + bytes([len(value)]) + value
+    return b"\x0a" + bytes([len(body)]) + body
+
+
+def test_method_paths() -> None:
+    assert conversion.method_path("v1.DRAPlugin", "NodePrepareResources") == (
+        "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources"
+    )
+    assert conversion.method_path("v1beta1.DRAPlugin", "NodeUnprepareResources") == (
+        "/k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin/NodeUnprepareResources"
+    )
+
+
+@pytest.mark.parametrize(("service", "pb"), [("v1.DRAPlugin", v1), ("v1beta1.DRAPlugin", v1beta1)])
+def test_requests_carry_namespace_uid_name(service: str, pb: object) -> None:
+    for encode, message in (
+        (conversion.prepare_request, "NodePrepareResourcesRequest"),
+        (conversion.unprepare_request, "NodeUnprepareResourcesRequest"),
+    ):
+        parsed = getattr(pb, message).FromString(encode(service, CLAIMS))
+        assert [(c.namespace, c.uid, c.name) for c in parsed.claims] == [
+            ("ns", "u1", "c1"),
+            ("ns", "u2", "c2"),
+        ]
+
+
+def test_v1_prepare_response_with_share_id_and_empty_lists() -> None:
+    msg = v1.NodePrepareResourcesResponse(
+        claims={
+            "u1": v1.NodePrepareResourceResponse(
+                devices=[
+                    v1.Device(pool_name="p", device_name="d1", request_names=["r"], cdi_device_ids=["x/y=z"]),
+                    v1.Device(pool_name="p", device_name="d2", share_id=""),
+                ]
+            ),
+            "u2": v1.NodePrepareResourceResponse(error="boom"),
+        }
+    )
+    result = conversion.prepare_response("v1.DRAPlugin", msg.SerializeToString())
+    assert result == {
+        "u1": PrepareResult(
+            devices=(
+                Device("p", "d1", ("r",), ("x/y=z",), None),
+                Device("p", "d2", None, None, ""),  # optional share_id set to "" is kept
+            )
+        ),
+        "u2": PrepareResult(error="boom"),
+    }
+
+
+def test_v1beta1_ignores_share_id_field() -> None:
+    msg = v1beta1.NodePrepareResourcesResponse(
+        claims={
+            "u1": v1beta1.NodePrepareResourceResponse(
+                devices=[v1beta1.Device(pool_name="p", device_name="d")]
+            )
+        }
+    )
+    result = conversion.prepare_response("v1beta1.DRAPlugin", msg.SerializeToString())
+    assert result == {"u1": PrepareResult(devices=(Device("p", "d"),))}
+
+
+def test_nil_map_values_become_none() -> None:
+    value = v1.NodePrepareResourceResponse(error="x").SerializeToString()
+    data = _entry("nil", None) + _entry("set", value) + _entry("empty", b"")
+    assert conversion.nil_map_keys(data) == {"nil"}
+    assert conversion.prepare_response("v1.DRAPlugin", data) == {
+        "nil": None,
+        "set": PrepareResult(error="x"),
+        "empty": PrepareResult(),
+    }
+    assert conversion.unprepare_response("v1beta1.DRAPlugin", _entry("nil", None) + _entry("ok", b"")) == {
+        "nil": None,
+        "ok": UnprepareResult(),
+    }
+
+
+def test_nil_map_keys_skips_unknown_fields_and_rejects_garbage() -> None:
+    unknown = b"\x10\x05" + b"\x19" + b"\x00" * 8 + b"\x25" + b"\x00" * 4  # varint, fixed64, fixed32
+    assert conversion.nil_map_keys(unknown + _entry("k", None)) == {"k"}
+    with pytest.raises(ValueError, match="wire type"):
+        conversion.nil_map_keys(b"\x0b")
+    with pytest.raises(ValueError, match="truncated"):
+        conversion.nil_map_keys(b"\x08\x80")
+
+
+def test_journal_forms() -> None:
+    assert conversion.claims_json(CLAIMS[:1]) == {"claims": [{"namespace": "ns", "uid": "u1", "name": "c1"}]}
+    results = {"u1": PrepareResult(devices=(Device("p", "d"),)), "u2": None}
+    assert conversion.prepare_json(results) == {
+        "claims": {
+            "u1": {
+                "devices": [
+                    {"request_names": None, "pool_name": "p", "device_name": "d", "cdi_device_ids": None}
+                ],
+                "error": "",
+            },
+            "u2": None,
+        }
+    }
+    assert conversion.unprepare_json({"u1": UnprepareResult("e"), "u2": None}) == {
+        "claims": {"u1": {"error": "e"}, "u2": None}
+    }

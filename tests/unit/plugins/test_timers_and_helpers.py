@@ -1,0 +1,143 @@
+"""Timers, backoff, gRPC error mapping and health helpers."""
+
+from __future__ import annotations
+
+import threading
+
+import grpc
+import pytest
+
+from drasim._proto.drahealth.v1 import api_pb2 as h1
+from drasim.clock import ScaledClock
+from drasim.plugins import DeviceHealthReport, ManualScheduler, ThreadScheduler, pick_health_service
+from drasim.plugins.client import channel_options, go_code_name, rpc_error_from
+from drasim.plugins.health import convert_response
+from drasim.plugins.timers import ExponentialBackoff
+
+
+def test_manual_scheduler_runs_due_callbacks_in_order() -> None:
+    scheduler = ManualScheduler()
+    ran: list[str] = []
+    scheduler.call_later(2, lambda: ran.append("b"))
+    scheduler.call_later(1, lambda: ran.append("a"))
+    cancelled = scheduler.call_later(1.5, lambda: ran.append("x"))
+    cancelled.cancel()
+    assert scheduler.pending() == [1, 2]
+    assert scheduler.advance(1.9) == 1
+    assert ran == ["a"]
+    scheduler.call_later(0.05, lambda: ran.append("c"))  # due at 1.95
+    assert scheduler.advance(1) == 2
+    assert ran == ["a", "c", "b"]
+    assert scheduler.now == pytest.approx(2.9)
+
+
+def test_manual_scheduler_callbacks_may_schedule_more() -> None:
+    scheduler = ManualScheduler()
+    ran: list[float] = []
+
+    def again() -> None:
+        ran.append(scheduler.now)
+        if len(ran) < 3:
+            scheduler.call_later(1, again)
+
+    scheduler.call_later(1, again)
+    scheduler.advance(10)
+    assert ran == [1, 2, 3]
+
+
+def test_thread_scheduler_runs_and_cancels() -> None:
+    scheduler = ThreadScheduler()
+    fired = threading.Event()
+    never = threading.Event()
+    scheduler.call_later(0.0, fired.set)
+    handle = scheduler.call_later(60, never.set)
+    assert fired.wait(5)
+    handle.cancel()
+    scheduler.stop()
+    scheduler.call_later(0.0, never.set)  # ignored after stop
+    assert not never.wait(0.05)
+
+
+def test_goroutinemap_backoff() -> None:
+    backoff = ExponentialBackoff()
+    assert [backoff.next_delay() for _ in range(10)] == [0.5, 1, 2, 4, 8, 16, 32, 64, 122, 122]
+    backoff.reset()
+    assert backoff.next_delay() == 0.5
+
+
+class _FakeRpcError(grpc.RpcError):
+    def __init__(self, code: grpc.StatusCode, details: str) -> None:
+        self._code = code
+        self._details = details
+
+    def code(self) -> grpc.StatusCode:
+        return self._code
+
+    def details(self) -> str:
+        return self._details
+
+
+@pytest.mark.parametrize(
+    ("code", "name"),
+    [
+        (grpc.StatusCode.OK, "OK"),
+        (grpc.StatusCode.CANCELLED, "Canceled"),
+        (grpc.StatusCode.DEADLINE_EXCEEDED, "DeadlineExceeded"),
+        (grpc.StatusCode.UNAVAILABLE, "Unavailable"),
+        (grpc.StatusCode.UNIMPLEMENTED, "Unimplemented"),
+        (grpc.StatusCode.RESOURCE_EXHAUSTED, "ResourceExhausted"),
+        (grpc.StatusCode.FAILED_PRECONDITION, "FailedPrecondition"),
+        (None, "Unknown"),
+    ],
+)
+def test_go_code_names(code: grpc.StatusCode | None, name: str) -> None:
+    assert go_code_name(code) == name
+
+
+def test_rpc_error_wording() -> None:
+    err = rpc_error_from(_FakeRpcError(grpc.StatusCode.DEADLINE_EXCEEDED, "Deadline Exceeded"))
+    assert (err.code, err.details) == ("DeadlineExceeded", "context deadline exceeded")
+    err = rpc_error_from(_FakeRpcError(grpc.StatusCode.INTERNAL, "driver exploded"))
+    assert str(err) == "rpc error: code = Internal desc = driver exploded"
+
+
+def test_channel_options_scale_reconnect_backoff() -> None:
+    options = dict(channel_options(ScaledClock(0.01)))
+    assert options["grpc.initial_reconnect_backoff_ms"] == 10
+    assert options["grpc.max_reconnect_backoff_ms"] == 1200
+
+
+@pytest.mark.parametrize(
+    ("services", "expected"),
+    [
+        (["v1beta1.DRAPlugin"], ""),
+        ([], ""),
+        (["v1beta1.DRAPlugin", "v1alpha1.DRAResourceHealth"], "v1alpha1.DRAResourceHealth"),
+        (["v1.DRAResourceHealth"], "v1.DRAResourceHealth"),
+        (["v1alpha1.DRAResourceHealth", "v1.DRAResourceHealth"], "v1.DRAResourceHealth"),
+    ],
+    ids=["none", "empty", "only-v1alpha1", "only-v1", "both-picks-v1"],
+)
+def test_pick_health_service(services: list[str], expected: str) -> None:
+    assert pick_health_service(services) == expected
+
+
+def test_convert_health_response() -> None:
+    msg = h1.NodeWatchResourcesResponse(
+        devices=[
+            h1.DeviceHealth(device=h1.DeviceIdentifier(pool_name="p", device_name="d"), health=h1.HEALTHY),
+            h1.DeviceHealth(
+                device=h1.DeviceIdentifier(pool_name="p", device_name="e"),
+                health=h1.UNHEALTHY,
+                last_updated_time=5,
+                health_check_timeout_seconds=-1,
+                message="m",
+            ),
+            h1.DeviceHealth(device=h1.DeviceIdentifier(pool_name="p", device_name="f")),
+        ]
+    )
+    assert convert_response(msg) == (
+        DeviceHealthReport("p", "d", "Healthy"),
+        DeviceHealthReport("p", "e", "Unhealthy", 5, -1, "m"),
+        DeviceHealthReport("p", "f", "Unknown"),
+    )
