@@ -28,12 +28,17 @@ if TYPE_CHECKING:
 KUBELET_OPERATIONS: dict[str, tuple[str, ...]] = {
     "prepare": ("PrepareResources",),
     "unprepare": ("UnprepareResources",),
-    "reconcile": ("ReconcileUnprepare", "reconcile"),
+    "reconcile": ("ReconcileUnprepare",),
     "start": ("start",),
 }
 """Scenario operation -> ``operation`` values of ``kubelet`` journal events
-(drasim/kubelet/manager.py journals PrepareResources, UnprepareResources and
-ReconcileUnprepare; the runner journals ``start``)."""
+(drasim/kubelet/manager.py journals PrepareResources, UnprepareResources and one
+ReconcileUnprepare per pod; the runner journals ``start``). The runner's summary
+``reconcile`` event repeats the ReconcileUnprepare errors and is not counted twice."""
+
+OTHER_OPERATIONS = ("GetResources",)
+"""Kubelet errors only ``operation: any`` sees: the runner journals a failed GetResources
+at container start (the container would not start)."""
 
 REGISTRATION = "registration"
 
@@ -42,7 +47,7 @@ def error_events(world: World, operation: str, since: int) -> list[dict[str, Any
     """Every kubelet error of ``operation`` (``any``: of every operation) after ``since``, oldest first."""
     found: list[dict[str, Any]] = []
     wanted = (
-        {name for names in KUBELET_OPERATIONS.values() for name in names}
+        {name for names in KUBELET_OPERATIONS.values() for name in names} | set(OTHER_OPERATIONS)
         if operation == "any"
         else set(KUBELET_OPERATIONS.get(operation, ()))
     )
@@ -72,8 +77,12 @@ def _scope(operation: str, pod: str) -> str:
     return text + (f" for pod {pod_key(pod)}" if pod else "")
 
 
-def _summary(event: dict[str, Any]) -> dict[str, Any]:
+def _summary(world: World, event: dict[str, Any]) -> dict[str, Any]:
+    """An error event as plain data; a pod known only by UID is named."""
     data = {"seq": event.get("seq"), "operation": event.get("operation") or event.get("kind")}
+    if not event.get("pod") and event.get("pod_uid"):
+        names = [key for key, record in world.pods.items() if record.uid == event["pod_uid"]]
+        event = {**event, "pod": names[0] if names else f"uid:{event['pod_uid']}"}
     for name in ("pod", "driver"):
         if event.get(name):
             data[name] = event[name]
@@ -101,7 +110,7 @@ def check_error(world: World, args: ExpectError, ctx: StepContext) -> None:
     raise StepFailure(
         f"expected {wanted}{' ' + how if how else ''} {where}; {found}",
         expected={"operation": args.operation, "pod": args.pod or None, "error": how or "any"},
-        actual=[_summary(e) for e in candidates],
+        actual=[_summary(world, e) for e in candidates],
         similar=similar(candidates or error_events(world, "any", since)),
     )
 
@@ -113,12 +122,12 @@ def check_no_error(world: World, args: ExpectNoError, ctx: StepContext) -> None:
     if not found:
         return
     what = "kubelet error" if args.operation == "any" else f"kubelet {args.operation} error"
-    head = _summary(found[0])
+    head = _summary(world, found[0])
     first = f"#{head['seq']} {head['operation']}" + (f" pod={head['pod']}" if "pod" in head else "")
     first += f": {head['error']}"
     raise StepFailure(
         f"expected no {what} {window_text(ctx, args.since)}; found {len(found)}, first: {first}",
         expected=[],
-        actual=[_summary(e) for e in found],
+        actual=[_summary(world, e) for e in found],
         similar=similar(found),
     )

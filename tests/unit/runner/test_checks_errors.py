@@ -57,6 +57,12 @@ def test_error_matches_operation_pod_and_text(world: Any) -> None:
 
 def test_reconcile_errors_match_by_pod_uid(world: Any) -> None:
     world.kubelet_op("ReconcileUnprepare", "unprepare failed", pod_uid="uid-a")
+    world.kubelet_op("reconcile", "uid-a: unprepare failed")  # the runner's summary: not counted again
+    failure = fails(world, ExpectNoError(operation="reconcile"), "expectNoError")
+    assert failure.message == (
+        "expected no kubelet reconcile error since the start; found 1, first: #1 ReconcileUnprepare "
+        "pod=default/a: unprepare failed"
+    )
     checks.run_check(
         world, ExpectError(operation="reconcile", pod="a", since="start"), W.context("expectError")
     )
@@ -105,6 +111,12 @@ def test_registration_and_start_errors(world: Any) -> None:
         failure.message
         == "expected a kubelet registration error for pod default/a since the start; found none"
     )
+
+
+def test_get_resources_errors_count_for_any(world: Any) -> None:
+    world.kubelet_op("GetResources", "unable to get claim info", pod="default/a")
+    checks.run_check(world, ExpectError(contains="claim info", pod="a", since="start"), W.context("e"))
+    checks.run_check(world, ExpectNoError(operation="prepare"), W.context("expectNoError"))
 
 
 def test_housekeeping_errors_are_not_kubelet_operation_errors(world: Any) -> None:
