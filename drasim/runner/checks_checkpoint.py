@@ -110,7 +110,14 @@ def check_checkpoint(world: World, args: ExpectCheckpoint, ctx: StepContext) -> 
             expected.setdefault("absent", []).append(key)
             actual.setdefault("present", {})[key] = entry_data(world, by_key[key])
     if problems:
-        raise StepFailure("; ".join(problems), expected=expected, actual=actual)
+        raise StepFailure(
+            "; ".join(problems), expected=expected, actual=actual, similar=_recent_writes(world)
+        )
+
+
+def _recent_writes(world: World) -> list[dict[str, Any]]:
+    """The last checkpoint writes (their decoded entries show how the file got here)."""
+    return world.journal.events("checkpoint")[-3:]
 
 
 def _keys(by_key: dict[str, ClaimInfoState]) -> str:

@@ -72,7 +72,7 @@ def gpu(name: str = "gpu-0", cdi: tuple[str, ...] | None = (GPU0,)) -> Device:
 
 
 def write_checkpoint(world: Any, entries: list[ClaimInfoState]) -> None:
-    FileCheckpointStore(world.workspace.checkpoint_path).store(entries)
+    FileCheckpointStore(world.workspace.checkpoint_path, recorder=world.journal).store(entries)
 
 
 # ------------------------------------------------------------------ checkpoint
@@ -114,6 +114,8 @@ def test_checkpoint_contents_fail_with_every_difference(world: Any) -> None:
     assert failure.expected["claims"]["default/gpu"]["pods"] == ["default/a"]
     assert failure.actual["claims"]["default/gpu"]["pods"] == ["default/a", "uid:uid-zz"]
     assert failure.actual["claims"]["default/nic"] is None
+    assert [e["kind"] for e in failure.similar] == ["checkpoint"]
+    assert failure.similar[0]["entries"][0]["ClaimName"] == "gpu"
 
 
 def test_checkpoint_driver_keys_and_absent(world: Any) -> None:
