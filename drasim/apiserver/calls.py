@@ -45,7 +45,9 @@ def guarded(store: ObjectStore, call: ApiCall, action: Callable[[ApiFault | None
     start = time.monotonic()
     code = 201 if call.verb == "create" else 200
     try:
-        fault = store.faults.take(call.verb, call.rtype, call.namespace, call.name, call.subresource)
+        fault = store.faults.take(
+            call.verb, call.rtype, call.namespace, call.name, call.subresource, client=call.client
+        )
         if fault is not None and fault.latency:
             store.sleep(fault.latency)
         error = fault.error(call.verb, call.rtype, call.name) if fault is not None else None

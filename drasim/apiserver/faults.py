@@ -37,7 +37,19 @@ _KEYS = (
     "times",
     "once",
     "always",
+    "client",
+    "after",
 )
+#: Who a fault may be aimed at. In-process faces name their client ("kubelet", "runner",
+#: "driver"); every other client (an HTTP user agent) is a driver under test.
+CLIENT_KINDS = ("kubelet", "runner", "driver")
+
+
+def client_kind(client: str) -> str:
+    """The kind of client behind a journal ``client`` name."""
+    return client if client in CLIENT_KINDS else "driver"
+
+
 _CODES = tuple(sorted(c for c in REASONS if c >= 400))
 
 
@@ -67,7 +79,10 @@ class ApiFault:
     drop_watch: bool = False
     after_events: int = 0
     times: int | None = 1
+    client: str | None = None
+    after: int = 0
     fired: int = field(default=0)
+    seen: int = field(default=0)
 
     def __post_init__(self) -> None:
         self._validate()
@@ -91,6 +106,10 @@ class ApiFault:
             raise ConfigError(f"fault times: must be >= 1, got {self.times}")
         if self.code is None and not self.drop_watch and self.latency == 0:
             raise ConfigError("fault: needs at least one of code, latency or dropWatch")
+        if self.client is not None and self.client not in CLIENT_KINDS:
+            raise ConfigError(f"fault client: {self.client!r} is not one of {', '.join(CLIENT_KINDS)}")
+        if self.after < 0:
+            raise ConfigError(f"fault after: must be >= 0, got {self.after}")
         if self.drop_watch and self.verb not in (None, "watch"):
             raise ConfigError(f"fault dropWatch: only applies to verb 'watch', not {self.verb!r}")
 
@@ -117,10 +136,23 @@ class ApiFault:
             drop_watch=bool(spec.get("dropWatch", False)),
             after_events=_int(spec, "afterEvents", 0) or 0,
             times=times,
+            client=_str(spec, "client"),
+            after=_int(spec, "after", 0) or 0,
         )
 
-    def matches(self, verb: str, rtype: ResourceType, namespace: str, name: str, subresource: str) -> bool:
+    def matches(
+        self,
+        verb: str,
+        rtype: ResourceType,
+        namespace: str,
+        name: str,
+        subresource: str,
+        *,
+        client: str = "",
+    ) -> bool:
         """Whether this fault applies to a request (ignores how often it already fired)."""
+        if self.client is not None and client_kind(client) != self.client:
+            return False
         checks = (
             (self.verb, verb),
             (self.resource, rtype.resource),
@@ -185,12 +217,25 @@ class FaultInjector:
             return list(self._faults)
 
     def take(
-        self, verb: str, rtype: ResourceType, namespace: str, name: str, subresource: str = ""
+        self,
+        verb: str,
+        rtype: ResourceType,
+        namespace: str,
+        name: str,
+        subresource: str = "",
+        *,
+        client: str = "",
     ) -> ApiFault | None:
-        """Find the first matching fault, count it as fired, and retire it once used up."""
+        """Find the first matching fault, count it as fired, and retire it once used up.
+
+        A fault with ``after: N`` lets its first N matching requests through untouched.
+        """
         with self._lock:
             for fault in self._faults:
-                if fault.matches(verb, rtype, namespace, name, subresource):
+                if fault.matches(verb, rtype, namespace, name, subresource, client=client):
+                    fault.seen += 1
+                    if fault.seen <= fault.after:
+                        continue
                     fault.fired += 1
                     if fault.times is not None and fault.fired >= fault.times:
                         self._faults.remove(fault)

@@ -4,24 +4,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from drasim.errors import ConfigError
-
 if TYPE_CHECKING:
     from drasim.runner.world import World
 
 
 def api_fault(world: World, fault: Any) -> None:
     """Install one ``ApiFault`` rule (scenario vocabulary) on the world's object store."""
-    if fault.client != "any":
-        msg = (
-            f"apiServer fault: client {fault.client!r} is not supported yet; the fake API server "
-            "matches faults by verb, resource and name only (use client: any)"
-        )
-        raise ConfigError(msg)
-    if fault.after:
-        msg = "apiServer fault: 'after' is not supported yet by the fake API server"
-        raise ConfigError(msg)
     spec: dict[str, Any] = {}
+    if fault.client != "any":
+        spec["client"] = fault.client
+    if fault.after:
+        spec["after"] = fault.after
     if fault.verb != "any":
         spec["verb"] = fault.verb
     if fault.resource:
