@@ -205,9 +205,15 @@ class DRAPluginManager:
                 retry_period=self._health_retry,
             )
         with self._lock:
-            self._store.setdefault(name, []).append(instance)
-            self._sync(name)
-            self._changed.notify_all()
+            clash = self._stopped or any(i.client.endpoint == endpoint for i in self._store.get(name, []))
+            if not clash:
+                self._store.setdefault(name, []).append(instance)
+                self._sync(name)
+                self._changed.notify_all()
+        if clash:  # lost a race with a concurrent registration of the same endpoint (or with stop)
+            client.close()
+            msg = f"endpoint {endpoint} already registered for DRA driver plugin {name}"
+            raise PluginRegistrationError(msg)
         if instance.health is not None:
             instance.health.start()
         return client

@@ -303,3 +303,48 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def test_second_plugin_cannot_hijack_an_endpoint(host_factory: Any, make_plugin: Any) -> None:
+    owner = make_plugin(reg_name="owner-reg.sock").start()
+    host = host_factory()
+    assert host.wait_registered(DRIVER, 5, connected=True)
+    assert owner.next_status() == (True, "")
+    intruder = make_plugin(reg_name="intruder-reg.sock")
+    intruder.dra_path = intruder.advertised_endpoint = owner.dra_path
+    intruder.start_registration()
+    registered, error = intruder.next_status()
+    assert not registered
+    assert error == (
+        "RegisterPlugin error -- plugin registration failed with err: "
+        f"endpoint {owner.dra_path} already registered for DRA driver plugin {DRIVER}"
+    )
+    assert host.sync()
+    assert len(host.manager.instances(DRIVER)) == 1
+
+
+def test_get_info_failure_is_retried_until_it_answers(
+    host_factory: Any, make_plugin: Any, events: Any
+) -> None:
+    plugin = make_plugin()
+    plugin.plugin_type = "DRAPlugin"
+    broken = {"left": 2}
+    original = plugin.services
+
+    class FlakyServices(tuple):  # GetInfo reads the list; raising there fails the RPC
+        def __iter__(self) -> Any:
+            if broken["left"]:
+                broken["left"] -= 1
+                raise RuntimeError("not ready")
+            return super().__iter__()
+
+    plugin.services = FlakyServices(original)
+    plugin.start()
+    host = host_factory()
+    assert plugin.next_status(5) == (True, "")
+    assert host.sync()
+    failures = events.of("registration", outcome="failed")
+    assert len(failures) == 2
+    assert "failed to get plugin info using RPC GetInfo" in failures[0]["error"]
+    assert "code = Unknown" in failures[0]["error"]
+    assert host.registered_drivers() == [DRIVER]
