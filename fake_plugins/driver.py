@@ -147,6 +147,7 @@ class FakeDriver:
         self._release_generation = 0
         self._hung = 0
         self._instance: _Instance | None = None
+        self._previous: _Instance | None = None
 
     # --- lifecycle --------------------------------------------------------------
 
@@ -155,6 +156,11 @@ class FakeDriver:
         with self._lifecycle:
             if self._instance is not None:
                 raise DrasimError(f"fake driver {self.config.driver_name} is already running")
+            previous = self._previous
+            if previous is not None:
+                # A crash kills the old instance on another thread; let it finish leaving its
+                # sockets behind before the new instance binds fresh ones at the same paths.
+                previous.stopped.wait(10)
             self.ready.clear()
             self.registered.clear()
             self.crashed.clear()
@@ -264,6 +270,7 @@ class FakeDriver:
             instance, self._instance = self._instance, None
             if instance is None:
                 return None
+            self._previous = instance
             self.ready.clear()
             instance.stop_event.set()
             instance.board.close()
