@@ -279,10 +279,10 @@ def test_failed_wipe_is_retried_with_backoff(
     assert wiper.calls == [("worker", None)]
     (delay,) = scheduler.pending()
     assert 1.0 <= delay <= 1.2  # 1 s, jitter 0.2
-    scheduler.advance(1.2)
+    scheduler.advance(delay)
     (delay,) = scheduler.pending()
     assert 2.0 <= delay <= 2.4
-    scheduler.advance(2.4)
+    scheduler.advance(delay)
     assert len(wiper.calls) == 3
     assert scheduler.pending() == []
 
