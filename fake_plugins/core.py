@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Iterator, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from drasim.values import ClaimRef, Device, PrepareResult, UnprepareResult
 from fake_plugins import cdi
@@ -45,8 +45,11 @@ class CallError(Exception):
 class CallEffects(Protocol):
     """Call-level faults (delay, hang, crash, status code), applied by the driver."""
 
-    def before(self, faults: Sequence[Fault]) -> None:
-        """Runs after the lock is taken, before any side effect; may raise CallError."""
+    def before(self, faults: Sequence[Fault], context: Any = None) -> None:
+        """Runs after the lock is taken, before any side effect; may raise CallError.
+
+        ``context`` is the gRPC call's context, so a hang ends when the caller gives up.
+        """
         ...
 
     def after(self, faults: Sequence[Fault]) -> None:
@@ -87,11 +90,16 @@ class DriverCore:
 
     # --- NodePrepareResources -------------------------------------------------
 
-    def prepare(self, claims: Sequence[ClaimRef], faults: Sequence[Fault]) -> dict[str, PrepareResult]:
+    def prepare(
+        self, claims: Sequence[ClaimRef], faults: Sequence[Fault], context: Any = None
+    ) -> dict[str, PrepareResult]:
         """Prepare every claim; whole-call problems raise :class:`CallError`."""
         objects = self._fetch_claims(claims)
         with self._serialized():
-            self.effects.before(faults)
+            if context is None:
+                self.effects.before(faults)
+            else:
+                self.effects.before(faults, context)
             results: dict[str, PrepareResult] = {}
             changed = False
             for ref, obj in zip(claims, objects, strict=True):
@@ -181,10 +189,15 @@ class DriverCore:
 
     # --- NodeUnprepareResources -----------------------------------------------
 
-    def unprepare(self, claims: Sequence[ClaimRef], faults: Sequence[Fault]) -> dict[str, UnprepareResult]:
+    def unprepare(
+        self, claims: Sequence[ClaimRef], faults: Sequence[Fault], context: Any = None
+    ) -> dict[str, UnprepareResult]:
         """Unprepare every claim; an unknown claim is a success."""
         with self._serialized():
-            self.effects.before(faults)
+            if context is None:
+                self.effects.before(faults)
+            else:
+                self.effects.before(faults, context)
             results: dict[str, UnprepareResult] = {}
             changed = False
             for ref in claims:

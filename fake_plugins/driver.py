@@ -57,12 +57,13 @@ class _Effects:
         self.driver = driver
         self.instance = instance
 
-    def before(self, faults: Sequence[Fault]) -> None:
+    def before(self, faults: Sequence[Fault], context: grpc.ServicerContext | None = None) -> None:
         for fault in faults:
             if fault.delay:
                 self.instance.stop_event.wait(fault.delay)
-        if any(f.hang for f in faults):
-            self.driver._wait_released(self.instance)
+        if any(f.hang for f in faults) and self.driver._wait_released(self.instance, context):
+            # The caller gave up (deadline): a Go driver sees its context cancelled here.
+            raise CallError("CANCELLED", "fake driver: the caller cancelled the hung call")
         if self.instance.stop_event.is_set():
             raise CallError("UNAVAILABLE", "fake driver is stopping")
         if any(f.crash == "before" for f in faults):
@@ -340,17 +341,32 @@ class FakeDriver:
         with self._release:
             return self._release.wait_for(lambda: self._hung >= count, timeout)
 
-    def _wait_released(self, instance: _Instance) -> None:
+    def _wait_released(self, instance: _Instance, context: grpc.ServicerContext | None = None) -> bool:
+        """Block a hung call until released, stopped, or cancelled by the caller (returns True then)."""
+        cancelled = threading.Event()
+
+        def on_done() -> None:
+            cancelled.set()
+            with self._release:
+                self._release.notify_all()
+
+        if context is not None:
+            context.add_callback(on_done)
         with self._release:
             generation = self._release_generation
             self._hung += 1
             self._release.notify_all()
             try:
                 self._release.wait_for(
-                    lambda: self._release_generation != generation or instance.stop_event.is_set()
+                    lambda: (
+                        self._release_generation != generation
+                        or instance.stop_event.is_set()
+                        or cancelled.is_set()
+                    )
                 )
             finally:
                 self._hung -= 1
+        return cancelled.is_set() and self._release_generation == generation
 
     def _on_registration_status(self, registered: bool, error: str) -> None:
         self.registration_status = (registered, error)

@@ -123,7 +123,7 @@ class RegistrationServicer:
         """Type DRAPlugin, the driver name, the DRA socket as endpoint, the advertised services."""
 
         def work(faults: list[Fault]) -> reg_pb.PluginInfo:
-            self.rt.effects.before(faults)
+            self.rt.effects.before(faults, context)
             cfg = self.rt.config
             return reg_pb.PluginInfo(
                 type="DRAPlugin",
@@ -143,7 +143,7 @@ class RegistrationServicer:
 
         def work(faults: list[Fault]) -> reg_pb.RegistrationStatusResponse:
             self.rt.on_registration_status(request.plugin_registered, request.error)
-            self.rt.effects.before(faults)
+            self.rt.effects.before(faults, context)
             if not request.plugin_registered:
                 raise CallError("UNKNOWN", f"failed registration process: {request.error}")
             return reg_pb.RegistrationStatusResponse()
@@ -171,7 +171,7 @@ class DRAPluginServicer:
         claims = _claims(request)
 
         def work(faults: list[Fault]) -> Any:
-            results = self.rt.core.prepare(claims, faults)
+            results = self.rt.core.prepare(claims, faults, context)
             return self.pb.NodePrepareResourcesResponse(
                 claims={uid: self._prepare_entry(r) for uid, r in results.items()}
             )
@@ -190,7 +190,7 @@ class DRAPluginServicer:
         claims = _claims(request)
 
         def work(faults: list[Fault]) -> Any:
-            results: dict[str, UnprepareResult] = self.rt.core.unprepare(claims, faults)
+            results: dict[str, UnprepareResult] = self.rt.core.unprepare(claims, faults, context)
             return self.pb.NodeUnprepareResourcesResponse(
                 claims={
                     uid: self.pb.NodeUnprepareResourceResponse(error=r.error) for uid, r in results.items()
@@ -241,7 +241,7 @@ class HealthServicer:
 
         def opening(faults: list[Fault]) -> Any:
             nonlocal version
-            self.rt.effects.before(faults)
+            self.rt.effects.before(faults, context)
             version, devices = board.snapshot()
             return self._message(devices)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import grpc
 import pytest
 
@@ -122,17 +124,32 @@ def test_delay_beyond_client_deadline(make_driver, wire, claim):
     assert call.duration >= 0.3
 
 
-def test_hang_until_released(make_driver, wire, claim):
+def test_hang_ends_when_the_caller_gives_up(make_driver, wire, claim):
+    """Like a Go driver whose context is cancelled: the hung call ends when the deadline passes."""
     driver = make_driver(behaviour=behaviour({"rpc": "NodePrepareResources", "hang": True, "once": True}))
     c = claim("gpu", "uid-1")
     w = wire(driver)
     assert rpc_error(w.prepare, c, timeout=0.1).code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    assert driver.journal.wait_for(lambda calls: len(calls) == 1, timeout=5)
+    assert driver.calls[0].code == "CANCELLED"
+    assert driver.prepared_claims() == {}
+    assert w.prepare(c).claims["uid-1"].error == ""
+
+
+def test_hang_until_released(make_driver, wire, claim):
+    driver = make_driver(behaviour=behaviour({"rpc": "NodePrepareResources", "hang": True, "once": True}))
+    c = claim("gpu", "uid-1")
+    w = wire(driver)
+    replies: list[object] = []
+    caller = threading.Thread(target=lambda: replies.append(w.prepare(c, timeout=30)), daemon=True)
+    caller.start()
     assert driver.wait_hung(1)
     assert driver.calls == []
     driver.release_hangs()
-    assert driver.journal.wait_for(lambda calls: len(calls) == 1, timeout=5)
+    caller.join(10)
+    assert len(replies) == 1
     assert driver.calls[0].code == "OK"
-    assert w.prepare(c).claims["uid-1"].error == ""
+    assert replies[0].claims["uid-1"].error == ""
 
 
 def test_hang_ends_when_driver_stops(make_driver, wire, claim):
