@@ -68,6 +68,7 @@ class Reconciler:
         self._attempts: dict[str, int] = {}
         self._generation = 0
         self._passes = 0
+        self._in_pass = False
         self._dirty = False
         self._stopping = False
         self._thread: threading.Thread | None = None
@@ -120,7 +121,8 @@ class Reconciler:
     def sync(self, timeout: float) -> bool:
         """Run a full pass now and wait until it and the operations it started have finished."""
         with self._cond:
-            target = self._passes + 1
+            # A pass already running may have missed the latest changes: wait for the next one.
+            target = self._passes + (2 if self._in_pass else 1)
             self._dirty = True
             self._cond.notify_all()
             return self._cond.wait_for(lambda: self._passes >= target and not self._busy, timeout)
@@ -147,8 +149,10 @@ class Reconciler:
             with self._cond:
                 if self._stopping:
                     return
+                self._in_pass = True
             self._reconcile_once()
             with self._cond:
+                self._in_pass = False
                 self._passes += 1
                 self._cond.notify_all()
                 if not self._dirty:
