@@ -19,6 +19,7 @@ from drasim.errors import DrasimError
 
 # Subcommand modules, in the order `drasim --help` lists them.
 COMMAND_MODULES: tuple[str, ...] = (
+    "drasim.commands.run",
     "drasim.commands.checkpoint",
     "drasim.commands.fake_plugin",
     "drasim.commands.validate",

@@ -10,6 +10,7 @@ plugin layer's timers (slice wipes, registration retries, health re-opens).
 from __future__ import annotations
 
 import contextlib
+import os
 from typing import TYPE_CHECKING, Any
 
 from drasim.errors import ApiError, DrasimError, KubeletError
@@ -180,4 +181,24 @@ def advance(world: World, seconds: float) -> None:
                 sync(world, rec)
     if world.kubelet is not None:
         world.kubelet.scheduler.advance((target - world.now) * scale)
+        if seconds >= 1.0:
+            retry_failed_registrations(world)
     world.now = target
+
+
+def retry_failed_registrations(world: World) -> None:
+    """Let the kubelet retry registrations that failed (its backoff starts at 0.5 s).
+
+    The plugin reconciler retries on a real-time backoff; when the scenario's clock moves
+    past it, wait until each failed socket that still exists has been tried once more.
+    """
+    assert world.kubelet is not None
+    latest: dict[str, str] = {}
+    for event in world.journal.events("registration"):
+        latest[str(event.get("socket"))] = str(event.get("outcome"))
+    failed = [path for path, outcome in latest.items() if outcome == "failed" and os.path.exists(path)]
+    mark = world.journal.mark()
+    world.kubelet.host.sync(timeout=15.0)
+    for path in failed:
+        world.journal.wait_for(15.0, kind="registration", since_seq=mark, socket=path)
+    world.kubelet.host.sync(timeout=15.0)

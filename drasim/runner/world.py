@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import threading
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -33,6 +34,8 @@ from drasim.scenario.schema import DriverSpec, Scenario
 
 # How long (real seconds) we wait for a plugin registration or deregistration.
 REGISTRATION_TIMEOUT = 15.0
+# How long (real seconds) we give a newly registered plugin's connection to come up.
+CONNECT_TIMEOUT = 5.0
 NODE_UID_NAMESPACE = uuid.UUID("6ba7b811-9dad-11d1-80b4-00c04fd430c8")
 
 
@@ -94,6 +97,8 @@ class World:
     crash_at: str | None = field(default=None, init=False)
     crashed_at: str | None = field(default=None, init=False)
     health: dict[tuple[str, str, str], dict[str, Any]] = field(default_factory=dict, init=False)
+    scheduling: threading.Lock = field(default_factory=threading.Lock, init=False)
+    """Held while a pod is scheduled (claims allocated and reserved), as the scheduler is serial."""
     _http: Any = field(default=None, init=False)
     _uids: Iterator[int] = field(default_factory=itertools.count, init=False)
 
@@ -273,28 +278,34 @@ class World:
             self.wait_registration_attempt(handle.name)
 
     def wait_registration_attempt(self, driver: str) -> None:
-        """Wait until the kubelet registered ``driver`` or journaled a failed registration."""
+        """Wait until the kubelet finished registering ``driver`` (successfully or not).
+
+        The runner's plugin watcher polls (see :meth:`start_kubelet`), so a rescan plus
+        waiting for the reconciler is enough for in-process fakes, whose sockets exist
+        when ``start()`` returns. A driver process creates its sockets later: wait for
+        a registration outcome while checking that the process stays alive.
+        """
         assert self.kubelet is not None
-        mark = self.journal.mark()
         host = self.kubelet.host
-        host.sync(timeout=REGISTRATION_TIMEOUT)
-        if host.wait_registered(driver, timeout=0.01, connected=False):
-            return
         handle = self.drivers.get(driver)
         if isinstance(handle, ProcessDriverHandle):
+            mark = self.journal.mark()
+
+            def attempted() -> bool:
+                host.sync(timeout=1.0)
+                return bool(self.journal.events("registration", since_seq=mark, driver=driver))
+
             handle.process.wait_until(
-                lambda: (
-                    bool(host.manager.instances(driver))
-                    or bool(self.journal.events("registration", since_seq=mark, outcome="failed"))
-                ),
-                timeout=REGISTRATION_TIMEOUT,
-                what=f"driver {driver} to register",
+                attempted, timeout=REGISTRATION_TIMEOUT, what=f"driver {driver} to register"
             )
             return
-        registered = host.wait_registered(driver, timeout=REGISTRATION_TIMEOUT)
-        if not registered and not self.journal.events("registration", since_seq=0, driver=driver):
-            msg = f"driver {driver} did not register within {REGISTRATION_TIMEOUT:g}s"
+        if not host.sync(timeout=REGISTRATION_TIMEOUT):
+            msg = f"the kubelet's plugin registration did not settle within {REGISTRATION_TIMEOUT:g}s"
             raise DrasimError(msg)
+        if host.manager.instances(driver):
+            # The kubelet connects at once after registering; let that happen before the
+            # scenario moves on, so connection-driven work (cancelling a slice wipe) is done.
+            host.wait_registered(driver, timeout=CONNECT_TIMEOUT, connected=True)
 
     def stop_driver(self, handle: DriverHandle, *, kill: bool) -> None:
         """Stop (or kill) a driver; with a running kubelet, wait for the consequences."""
@@ -304,9 +315,8 @@ class World:
             handle.stop()
         if isinstance(handle, FakeDriverHandle):
             self.journal.record("plugin-process", action="killed" if kill else "stopped", driver=handle.name)
-        if self.kubelet is not None and not kill:
+        if self.kubelet is not None:
             self.kubelet.host.sync(timeout=REGISTRATION_TIMEOUT)
-            self.kubelet.host.wait_deregistered(handle.name, timeout=REGISTRATION_TIMEOUT)
 
     # ------------------------------------------------------------------ kubelet
     def _hook(self, point: str) -> None:
@@ -330,6 +340,13 @@ class World:
             wiping_delay=timers.wiping_delay,
             scheduler=scheduler,
             health_callback=self._on_health,
+            # Polling (plus the explicit rescans in wait_registration_attempt) keeps runs
+            # deterministic: queued inotify events could otherwise arrive after a rescan.
+            use_inotify=False,
+            poll_interval=0.05,
+            # Registration passes run on directory changes and on explicit syncs only, so
+            # retries of failed registrations happen when the scenario advances its clock.
+            reconcile_period=1e9,
         )
         checkpoint = FileCheckpointStore(self.workspace.checkpoint_path, recorder=self.journal)
         try:

@@ -1,0 +1,122 @@
+"""``drasim run [PATHS...]``: run scenarios and report.
+
+Without PATHS the built-in library runs against the built-in fake driver and the
+in-memory API server. ``--driver-cmd`` puts a real driver (any command) in place of
+the fake one. Exit status: 0 when every scenario passed (or was skipped), 1 when
+one failed, 2 for bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from drasim.errors import ConfigError
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``run`` subcommand."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "run",
+        help="run scenarios against a driver (default: the built-in library and fake driver)",
+        description=(
+            "Run scenarios. Without PATHS the built-in library runs against the built-in fake "
+            "driver and the in-memory API server."
+        ),
+    )
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="scenario files or directories")
+    parser.add_argument("-k", dest="keyword", default="", metavar="NAME", help="only names containing NAME")
+    parser.add_argument(
+        "--tag", action="append", default=[], metavar="T", help="only scenarios with this tag (repeatable)"
+    )
+    parser.add_argument("--junit", type=Path, metavar="FILE", help="write a JUnit XML report")
+    parser.add_argument("--json", type=Path, metavar="FILE", help="write a JSON report")
+    parser.add_argument(
+        "--html", type=Path, metavar="FILE", help="write an HTML report with sequence diagrams"
+    )
+    parser.add_argument(
+        "--driver-cmd",
+        metavar="CMD",
+        help=(
+            "run this driver command instead of the fake driver; placeholders {node} {kubeconfig} "
+            "{registrar_dir} {plugins_dir} {plugin_dir} {cdi_dir} {state_dir} {driver_name}"
+        ),
+    )
+    parser.add_argument("--driver-name", metavar="NAME", help="the DRA driver name --driver-cmd registers")
+    parser.add_argument("--fail-fast", action="store_true", help="skip the rest after the first failure")
+    parser.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="run N scenarios at a time")
+    parser.add_argument(
+        "--time-scale",
+        type=float,
+        metavar="X",
+        help="real seconds per kubelet second for every scenario (1 = real kubelet timers)",
+    )
+    parser.add_argument(
+        "--inject-bug",
+        action="append",
+        default=[],
+        metavar="BUG",
+        help="switch a fake-plugin bug on in every fake driver (to see which scenarios catch it)",
+    )
+    parser.add_argument("--keep-workspace", action="store_true", help="keep each scenario's directory tree")
+    parser.add_argument("-v", "--verbose", action="store_true", help="print each scenario as it starts")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load, filter, run, report."""
+    from drasim.commands.list_cmd import select
+    from drasim.report import RunEnvironment
+    from drasim.report.html import write_html
+    from drasim.report.json_report import write_json
+    from drasim.report.junit import write_junit
+    from drasim.report.terminal import TerminalReporter
+    from drasim.runner.run import run_scenarios
+    from drasim.runner.world import RunOptions
+    from drasim.scenario import builtin_scenario_dir, load_paths
+
+    if args.jobs < 1:
+        raise ConfigError(f"-j/--jobs must be at least 1, got {args.jobs}")
+    if args.time_scale is not None and args.time_scale <= 0:
+        raise ConfigError(f"--time-scale must be positive, got {args.time_scale}")
+    if args.inject_bug:
+        from fake_plugins import BUGS
+
+        unknown = [b for b in args.inject_bug if b not in BUGS]
+        if unknown:
+            raise ConfigError(f"--inject-bug: unknown bug {unknown[0]!r}; valid bugs: {', '.join(BUGS)}")
+    scenarios = select(
+        load_paths(args.paths or [builtin_scenario_dir()]), tags=args.tag, keyword=args.keyword
+    )
+    if not scenarios:
+        print("drasim run: no scenario matched", file=sys.stderr)
+        return 2
+    options = RunOptions(
+        time_scale=args.time_scale,
+        driver_cmd=args.driver_cmd,
+        driver_name=args.driver_name,
+        keep_workspace=args.keep_workspace,
+        bugs=tuple(args.inject_bug),
+    )
+    environment = RunEnvironment(
+        driver=args.driver_cmd or "fake",
+        backend="http" if args.driver_cmd else "memory",
+        time_scale=args.time_scale if args.time_scale is not None else 0.01,
+    )
+    reporter = TerminalReporter(verbose=args.verbose)
+    report = run_scenarios(
+        scenarios,
+        options,
+        jobs=args.jobs,
+        fail_fast=args.fail_fast,
+        reporter=reporter,
+        environment=environment,
+    )
+    reporter.finish(report)
+    for path, write in ((args.junit, write_junit), (args.json, write_json), (args.html, write_html)):
+        if path is not None:
+            write(report, path)
+            print(f"wrote {path}")
+    return 0 if report.ok else 1
