@@ -54,7 +54,10 @@ BUGS: dict[str, str] = {
     "non-idempotent": "a repeated prepare returns new CDI IDs each time instead of the recorded devices",
     "forgets-state": "no checkpoint file: a restarted driver has forgotten every prepared claim",
     "drops-claim": "the prepare reply leaves out the last requested claim",
-    "ignores-claim-errors": "a claim that fails to prepare or unprepare is reported as a success",
+    "ignores-claim-errors": (
+        "a claim that fails to prepare or unprepare, or cannot be read from the API server, "
+        "is reported as a success"
+    ),
     "duplicate-cdi-ids": "every device lists its CDI ID twice",
     "no-cdi-spec": "no CDI spec file is written",
     "double-allocates": "a device already prepared for another claim is prepared again",

@@ -94,7 +94,13 @@ class DriverCore:
         self, claims: Sequence[ClaimRef], faults: Sequence[Fault], context: Any = None
     ) -> dict[str, PrepareResult]:
         """Prepare every claim; whole-call problems raise :class:`CallError`."""
-        objects = self._fetch_claims(claims)
+        try:
+            objects = self._fetch_claims(claims)
+        except CallError:
+            if not self._bug("ignores-claim-errors"):
+                raise
+            # The bug: a claim that cannot be read is answered as prepared, with no devices.
+            return {ref.uid: PrepareResult() for ref in claims}
         with self._serialized():
             if context is None:
                 self.effects.before(faults)
