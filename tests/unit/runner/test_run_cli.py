@@ -1,0 +1,158 @@
+"""`drasim run` as a user runs it: filters, reports, exit codes, parallel runs, clear errors."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from drasim.cli import main
+
+PASSING = """\
+apiVersion: drasim.dev/v1alpha1
+kind: Scenario
+metadata: {name: round-trip, description: prepare and unprepare one claim, tags: [smoke]}
+spec:
+  driver: {fake: {name: gpu.example.com, devices: 2}}
+  claims: [{name: gpu}]
+  steps:
+    - startPod: {name: a, claims: [gpu]}
+    - expectCalls: {NodePrepareResources: 1}
+    - deletePod: a
+    - expectCalls: {NodeUnprepareResources: 1}
+    - expectCheckpoint: {entries: 0}
+"""
+
+FAILING = """\
+apiVersion: drasim.dev/v1alpha1
+kind: Scenario
+metadata: {name: wrong-count, description: expects a call that never happens}
+spec:
+  driver: {fake: {name: gpu.example.com}}
+  claims: [{name: gpu}]
+  steps:
+    - startPod: {name: a, claims: [gpu]}
+    - expectCalls: {NodePrepareResources: 2}
+"""
+
+
+@pytest.fixture
+def scenario_dir(tmp_path: Path) -> Path:
+    (tmp_path / "pass.yaml").write_text(PASSING)
+    (tmp_path / "fail.yaml").write_text(FAILING)
+    return tmp_path
+
+
+def test_run_passing_scenario_writes_every_report(scenario_dir: Path, tmp_path: Path, capsys) -> None:
+    junit, js, html = tmp_path / "r.xml", tmp_path / "r.json", tmp_path / "r.html"
+    reports = ["--junit", str(junit), "--json", str(js), "--html", str(html)]
+    code = main(["run", str(scenario_dir / "pass.yaml"), *reports])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "1 passed, 0 failed" in out
+    suite = ET.parse(junit).getroot()
+    cases = suite.findall(".//testcase")
+    assert [c.get("name") for c in cases] == ["round-trip"]
+    data = json.loads(js.read_text())
+    assert data["reportVersion"] == 1
+    [result] = data["results"]
+    assert result["status"] == "passed"
+    assert any(e["kind"] == "rpc" for e in result["journal"])
+    page = html.read_text()
+    assert "NodePrepareResources" in page
+    assert "round-trip" in page
+
+
+def test_failing_scenario_exits_1_with_step_and_diff(scenario_dir: Path, capsys) -> None:
+    code = main(["run", str(scenario_dir)])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "1 passed, 1 failed" in out
+    assert "expectCalls" in out
+    assert "expected 2 NodePrepareResources" in out
+    assert "drasim run" in out  # the reproduce command
+
+
+def test_keyword_and_tag_filters(scenario_dir: Path, capsys) -> None:
+    assert main(["run", str(scenario_dir), "-k", "round"]) == 0
+    assert "1 passed, 0 failed" in capsys.readouterr().out
+    assert main(["run", str(scenario_dir), "--tag", "smoke"]) == 0
+    capsys.readouterr()
+    assert main(["run", str(scenario_dir), "-k", "nothing-matches"]) == 2
+    assert "no scenario matched" in capsys.readouterr().err
+
+
+def test_fail_fast_skips_the_rest(tmp_path: Path, capsys) -> None:
+    (tmp_path / "a.yaml").write_text(FAILING)
+    (tmp_path / "b.yaml").write_text(PASSING)
+    assert main(["run", str(tmp_path / "a.yaml"), str(tmp_path / "b.yaml"), "--fail-fast"]) == 1
+    out = capsys.readouterr().out
+    assert "0 passed, 1 failed, 1 skipped" in out
+
+
+def test_parallel_run_keeps_results(scenario_dir: Path, tmp_path: Path, capsys) -> None:
+    js = tmp_path / "r.json"
+    assert main(["run", str(scenario_dir), "-j", "2", "--json", str(js)]) == 1
+    statuses = {r["name"]: r["status"] for r in json.loads(js.read_text())["results"]}
+    assert statuses == {"round-trip": "passed", "wrong-count": "failed"}
+
+
+def test_injected_bug_is_caught(tmp_path: Path, capsys) -> None:
+    scenario = tmp_path / "idem.yaml"
+    scenario.write_text(
+        textwrap.dedent(
+            """\
+            apiVersion: drasim.dev/v1alpha1
+            kind: Scenario
+            metadata: {name: idempotent, description: re-prepare returns the same devices}
+            spec:
+              driver: {fake: {name: gpu.example.com}}
+              claims: [{name: gpu}]
+              steps:
+                - startPod: {name: a, claims: [gpu]}
+                - restartKubelet: {}
+                - recreateSandbox: a
+                - expectConsistentReplies: {claim: gpu}
+            """
+        )
+    )
+    assert main(["run", str(scenario)]) == 0
+    assert main(["run", str(scenario), "--inject-bug", "non-idempotent"]) == 1
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["-j", "0"], "-j/--jobs must be at least 1"),
+        (["--time-scale", "0"], "--time-scale must be positive"),
+        (["--inject-bug", "nonsense"], "unknown bug 'nonsense'"),
+    ],
+)
+def test_bad_options_are_clear_errors(scenario_dir: Path, capsys, argv: list[str], message: str) -> None:
+    assert main(["run", str(scenario_dir), *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert "Traceback" not in err
+
+
+def test_bad_scenario_file_is_reported_with_location(tmp_path: Path, capsys) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(PASSING.replace("startPod", "startPood"))
+    assert main(["run", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}:8:" in err
+    assert "startPood" in err
+    assert "Traceback" not in err
+
+
+def test_setup_error_is_reported_not_raised(tmp_path: Path, capsys) -> None:
+    scenario = tmp_path / "nodrv.yaml"
+    scenario.write_text(PASSING)
+    code = main(["run", str(scenario), "--driver-cmd", "/nonexistent/driver --flag"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "cannot start driver command /nonexistent/driver --flag" in out
