@@ -246,6 +246,10 @@ class ProcessDriverHandle:
     logs_dir: Path
     on_event: Callable[[str, dict[str, object]], None]
     name: str = ""
+    registered_socket: Path | None = None
+    """The registration socket the kubelet last registered this driver through."""
+    slices_seen_for_start: int = 0
+    """The process start after which the runner last waited for the driver's ResourceSlices."""
     _process: DriverProcess | None = None
 
     def __post_init__(self) -> None:
@@ -295,13 +299,27 @@ class ProcessDriverHandle:
         raise ConfigError(msg)
 
     def registration_socket(self) -> Path | None:
-        """Unknown for a real driver (found by the plugin watcher)."""
-        return None
+        """The socket the kubelet registered the driver through (None before registration)."""
+        return self.registered_socket
 
     def output(self) -> tuple[str, str]:
-        """The last run's stdout and stderr tails."""
+        """The stdout and stderr tails of every run, each run after a ``--- run N ---`` line.
+
+        With a single run the text is the bare tail; restarts and kills start new runs,
+        and a report should show what each process said before it ended.
+        """
         proc = self.process
-        return proc.tail(proc.stdout_path), proc.tail(proc.stderr_path)
+        runs = proc.starts
+        if runs <= 1:
+            return proc.tail(proc.stdout_path), proc.tail(proc.stderr_path)
+        outs: list[str] = []
+        errs: list[str] = []
+        for run in range(1, runs + 1):
+            out, err = proc.run_output(run, limit=4000 // runs + 200)
+            for text, sink in ((out, outs), (err, errs)):
+                if text:
+                    sink.append(f"--- run {run} ---\n{text.rstrip(chr(10))}\n")
+        return "".join(outs), "".join(errs)
 
     def close(self) -> None:
         """Stop the process if it still runs."""

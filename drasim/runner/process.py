@@ -109,6 +109,17 @@ class DriverProcess:
         return self._proc.pid if self._proc is not None else None
 
     @property
+    def starts(self) -> int:
+        """How many times the process was started (each run has its own log files)."""
+        return self._starts
+
+    def run_output(self, run: int, limit: int = 4000) -> tuple[str, str]:
+        """The (stdout, stderr) tails of run number ``run`` (1-based)."""
+        out = self.logs_dir / f"driver-{run}.stdout"
+        err = self.logs_dir / f"driver-{run}.stderr"
+        return self.tail(out, limit), self.tail(err, limit)
+
+    @property
     def stdout_path(self) -> Path:
         """Where the current run's standard output goes."""
         return self.logs_dir / f"driver-{self._starts}.stdout"

@@ -16,6 +16,7 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from drasim.apiserver import MemoryCluster, ObjectStore
@@ -29,6 +30,7 @@ from drasim.plugins.host import PluginHost
 from drasim.plugins.timers import ManualScheduler
 from drasim.runner.drivers import DriverHandle, FakeDriverHandle, ProcessDriverHandle
 from drasim.runner.pods import PodRecord
+from drasim.runner.process import DriverProcessError
 from drasim.runner.workspace import Workspace, create_workspace
 from drasim.scenario.schema import DriverSpec, Scenario
 
@@ -36,6 +38,8 @@ from drasim.scenario.schema import DriverSpec, Scenario
 REGISTRATION_TIMEOUT = 15.0
 # How long (real seconds) we give a newly registered plugin's connection to come up.
 CONNECT_TIMEOUT = 5.0
+# How long (real seconds) we wait for a freshly started driver process's ResourceSlices.
+SLICE_TIMEOUT = 10.0
 NODE_UID_NAMESPACE = uuid.UUID("6ba7b811-9dad-11d1-80b4-00c04fd430c8")
 
 
@@ -135,11 +139,11 @@ class World:
         self.workspace = create_workspace()
         self.journal = Journal()
         self.metrics = Metrics()
-        self.store = ObjectStore()
+        versions = list(self.scenario.spec.api_server.resource_api_versions)
+        self.store = ObjectStore(served={"resource.k8s.io": versions}, recorder=self.journal)
         self.runner_api = MemoryCluster(self.store, client="runner")
         self.kubelet_api = MemoryCluster(self.store, client="kubelet")
         self.driver_api = MemoryCluster(self.store, client="driver")
-        self._served_versions()
         self._create_node()
         for spec in self._driver_specs():
             self.drivers[spec.name] = self._make_driver(spec)
@@ -150,12 +154,6 @@ class World:
         for handle in self.drivers.values():
             self.start_driver(handle, wait=False)
         self.start_kubelet()
-
-    def _served_versions(self) -> None:
-        versions = list(self.scenario.spec.api_server.resource_api_versions)
-        setter = getattr(self.store, "set_served_versions", None)
-        if setter is not None:
-            setter("resource.k8s.io", versions)
 
     def _create_node(self) -> None:
         node = {
@@ -289,15 +287,7 @@ class World:
         host = self.kubelet.host
         handle = self.drivers.get(driver)
         if isinstance(handle, ProcessDriverHandle):
-            mark = self.journal.mark()
-
-            def attempted() -> bool:
-                host.sync(timeout=1.0)
-                return bool(self.journal.events("registration", since_seq=mark, driver=driver))
-
-            handle.process.wait_until(
-                attempted, timeout=REGISTRATION_TIMEOUT, what=f"driver {driver} to register"
-            )
+            self._wait_process_registration(handle)
             return
         if not host.sync(timeout=REGISTRATION_TIMEOUT):
             msg = f"the kubelet's plugin registration did not settle within {REGISTRATION_TIMEOUT:g}s"
@@ -306,6 +296,55 @@ class World:
             # The kubelet connects at once after registering; let that happen before the
             # scenario moves on, so connection-driven work (cancelling a slice wipe) is done.
             host.wait_registered(driver, timeout=CONNECT_TIMEOUT, connected=True)
+
+    def _wait_process_registration(self, handle: ProcessDriverHandle) -> None:
+        """Wait for a driver process's registration outcome, then (once per start) its slices.
+
+        The registration socket the kubelet used is remembered on the handle (for
+        ``deregisterPlugin``). A freshly started process publishes its ResourceSlices
+        asynchronously, like the kubeletplugin helper's slice controller; scenarios
+        allocate from them at once, so wait until at least one slice of (driver, node)
+        exists. A driver that publishes none is not an error here: a journal event
+        says so and allocations then report "0 available".
+        """
+        assert self.kubelet is not None
+        host = self.kubelet.host
+        driver = handle.name
+        mark = self.journal.mark()
+        timeout = float(getattr(handle.spec, "start_timeout", REGISTRATION_TIMEOUT) or REGISTRATION_TIMEOUT)
+
+        def attempted() -> bool:
+            host.sync(timeout=1.0)
+            return bool(self.journal.events("registration", since_seq=mark, driver=driver))
+
+        handle.process.wait_until(attempted, timeout=timeout, what=f"driver {driver} to register")
+        outcome = self.journal.events("registration", since_seq=mark, driver=driver)[-1]
+        if outcome.get("outcome") != "registered":
+            return
+        if outcome.get("socket"):
+            handle.registered_socket = Path(str(outcome["socket"]))
+        starts = handle.process.starts
+        if handle.slices_seen_for_start == starts:
+            return
+        handle.slices_seen_for_start = starts
+        selector = f"spec.driver={driver},spec.nodeName={self.node}"
+
+        def published() -> bool:
+            return bool(self.runner_api.list("resource.k8s.io/v1", "ResourceSlice", field_selector=selector))
+
+        try:
+            handle.process.wait_until(
+                published, timeout=SLICE_TIMEOUT, what=f"driver {driver} to publish its ResourceSlices"
+            )
+        except DriverProcessError:
+            if not handle.running:
+                raise
+            self.journal.record(
+                "plugin-process",
+                action="no-slices",
+                driver=driver,
+                message=f"no ResourceSlice of this driver and node appeared within {SLICE_TIMEOUT:g}s",
+            )
 
     def stop_driver(self, handle: DriverHandle, *, kill: bool) -> None:
         """Stop (or kill) a driver; with a running kubelet, wait for the consequences."""

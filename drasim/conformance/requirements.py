@@ -1,0 +1,176 @@
+"""What a scenario needs from the driver under test, and why a scenario is skipped.
+
+drasim's fake plugin can do things no real driver can be asked to do (inject faults,
+switch bugs on, report a device unhealthy on command, journal the calls it serves).
+A scenario that relies on one of them cannot run against a real driver binary; a
+scenario that exercises an optional DRA feature (the health service) can only run
+against a driver that implements it. Like csi-sanity's capability checks, such
+scenarios are skipped with a reason that names the capability and where the
+scenario needs it, instead of failing.
+
+Capabilities:
+
+``health``
+    The driver serves ``v1alpha1.DRAResourceHealth`` (KEP-4680 device health).
+``fake-plugin``
+    drasim's fake plugin features: plugin fault rules, bugs, ``setDeviceHealth``,
+    fake-only driver settings, and counting GetInfo / NotifyRegistrationStatus /
+    NodeWatchResources calls (only the fake plugin journals what it serves).
+    Never available when a driver command runs in place of the fake plugin.
+
+A scenario may also name capabilities itself with tags ``requires:<capability>``
+(for example ``requires:health`` or ``requires:admin-access``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from drasim.scenario.common import DEFAULT_SERVICES
+from drasim.scenario.registry import Step
+from drasim.scenario.schema import FakeDriverSpec, Scenario
+
+HEALTH = "health"
+FAKE_PLUGIN = "fake-plugin"
+KNOWN_CAPABILITIES: dict[str, str] = {
+    HEALTH: "the driver serves the v1alpha1.DRAResourceHealth service (NodeWatchResources)",
+    FAKE_PLUGIN: "drasim's built-in fake plugin (fault injection, bugs, call journal); never a real driver",
+}
+REQUIRES_TAG = "requires:"
+CAPABILITY_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
+_PLUGIN_SIDE_METHODS = {
+    "get_info": "GetInfo",
+    "notify_registration_status": "NotifyRegistrationStatus",
+    "node_watch_resources": "NodeWatchResources",
+}
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """One capability a scenario needs, and where/why (``uses setDeviceHealth at f.yaml:12``)."""
+
+    capability: str
+    reason: str
+
+
+def scenario_requirements(scenario: Scenario) -> list[Requirement]:
+    """Every capability ``scenario`` needs from its (first) driver, in order, without duplicates."""
+    found: list[Requirement] = []
+    for tag in scenario.metadata.tags:
+        if tag.startswith(REQUIRES_TAG):
+            cap = tag[len(REQUIRES_TAG) :].strip()
+            found.append(Requirement(cap, f"tagged {tag!r}"))
+    drivers = scenario.spec.all_drivers()
+    first = drivers[0] if drivers else None
+    first_name = first.name if first is not None else ""
+    if first is not None and first.fake is not None:
+        found += _fake_spec_requirements(first.fake)
+    for step in _walk(scenario.spec.steps):
+        found += _step_requirements(step, first_name)
+    unique: dict[str, Requirement] = {}
+    for req in found:
+        unique.setdefault(req.capability, req)
+    return list(unique.values())
+
+
+def missing_requirements(scenario: Scenario, capabilities: Iterable[str]) -> list[Requirement]:
+    """The requirements of ``scenario`` that ``capabilities`` do not cover."""
+    have = set(capabilities)
+    return [req for req in scenario_requirements(scenario) if req.capability not in have]
+
+
+def skip_reason(missing: list[Requirement], driver: str = "the driver") -> str:
+    """``driver lacks capability 'health' (uses setDeviceHealth at f.yaml:12); ...``."""
+    parts = [f"{driver} lacks capability {req.capability!r} ({req.reason})" for req in missing]
+    return "; ".join(parts)
+
+
+def real_driver_skip_reason(scenario: Scenario, capabilities: Iterable[str] = ()) -> str:
+    """Why ``scenario`` cannot run against a real driver with ``capabilities`` ('' when it can).
+
+    ``fake-plugin`` is never granted, whatever ``capabilities`` says. Meant for a runner
+    that replaces the fake plugin with ``--driver-cmd``.
+    """
+    caps = {c for c in capabilities if c != FAKE_PLUGIN}
+    missing = missing_requirements(scenario, caps)
+    return skip_reason(missing, "real driver") if missing else ""
+
+
+def check_capability_names(names: Iterable[str]) -> list[str]:
+    """Names that are not valid capability names (lowercase letters, digits, '-' and '.')."""
+    return [name for name in names if not CAPABILITY_NAME.match(name)]
+
+
+def _walk(steps: Iterable[Step]) -> Iterator[Step]:
+    """Steps in order, including those inside ``parallel`` and ``restartKubelet.during``."""
+    for step in steps:
+        yield step
+        inner = getattr(step.args, "steps", None)
+        if step.name == "parallel" and isinstance(inner, list):
+            yield from _walk(inner)
+        during = getattr(step.args, "during", None)
+        if isinstance(during, Step):
+            yield from _walk([during])
+
+
+def _fake_spec_requirements(fake: FakeDriverSpec) -> list[Requirement]:
+    found: list[Requirement] = []
+    settings = [
+        ("faults", bool(fake.faults)),
+        ("bugs", bool(fake.bugs)),
+        ("behaviour", bool(fake.behaviour)),
+        ("commonSocket", fake.common_socket),
+        ("rollingUpdateUID", bool(fake.rolling_update_uid)),
+        ("services", list(fake.services) != list(DEFAULT_SERVICES)),
+        ("devices (a list of names)", isinstance(fake.devices, list)),
+    ]
+    for label, used in settings:
+        if used:
+            found.append(Requirement(FAKE_PLUGIN, f"configures the fake plugin's {label}"))
+    if fake.health:
+        found.append(Requirement(HEALTH, "its driver serves the health service (health: true)"))
+    return found
+
+
+def _step_requirements(step: Step, first_driver: str) -> list[Requirement]:
+    where = f"{step.name} at {step.location}" if step.file else step.name
+    args = step.args
+    found: list[Requirement] = []
+
+    def targets_first(driver: str) -> bool:
+        return not driver or driver == first_driver
+
+    if step.name == "fault":
+        plugin = getattr(args, "plugin", None)
+        if plugin is not None and targets_first(plugin.driver):
+            found.append(Requirement(FAKE_PLUGIN, f"injects a plugin fault ({where})"))
+    elif step.name == "setDeviceHealth" and targets_first(getattr(args, "driver", "")):
+        found.append(Requirement(HEALTH, f"uses {where}"))
+        found.append(Requirement(FAKE_PLUGIN, f"tells the driver a device's health ({where})"))
+    elif step.name == "expectHealth":
+        found.append(Requirement(HEALTH, f"uses {where}"))
+    elif step.name == "allocate" and getattr(args, "devices", None):
+        names = ", ".join(str(getattr(d, "device", d)) for d in args.devices)  # type: ignore[attr-defined]
+        found.append(Requirement(FAKE_PLUGIN, f"allocates the fake plugin's devices by name: {names} ({where})"))
+    elif step.name == "expectCalls":
+        found += _call_count_requirements(args, where)
+    return found
+
+
+def _call_count_requirements(args: object, where: str) -> list[Requirement]:
+    methods = [label for attr, label in _PLUGIN_SIDE_METHODS.items() if getattr(args, attr, None) is not None]
+    for call in getattr(args, "calls", None) or []:
+        method = str(getattr(call, "method", ""))
+        if method in _PLUGIN_SIDE_METHODS.values() and method not in methods:
+            methods.append(method)
+    found: list[Requirement] = []
+    if methods:
+        shown = ", ".join(methods)
+        found.append(
+            Requirement(FAKE_PLUGIN, f"counts {shown} calls, which only the fake plugin journals ({where})")
+        )
+    if "NodeWatchResources" in methods:
+        found.append(Requirement(HEALTH, f"expects NodeWatchResources calls ({where})"))
+    return found
