@@ -69,7 +69,7 @@ class ObjectStore:
             raise ValueError(msg)
         self.registry = Registry(served)
         self.faults = FaultInjector()
-        self.recorder: Recorder = recorder or NullRecorder()
+        self.recorder: Recorder = recorder if recorder is not None else NullRecorder()
         self.sleep = sleep
         self._rng = random.Random(seed)
         self._lock = threading.RLock()

@@ -127,7 +127,7 @@ class GrpcDriverClient:
         self.service = service
         self.call_timeout = call_timeout
         self._clock = clock
-        self._recorder = recorder or NullRecorder()
+        self._recorder = recorder if recorder is not None else NullRecorder()
         self._metrics = metrics
         if metrics is not None:
             metrics.describe(GRPC_METRIC, kind="histogram", help_text=GRPC_METRIC_HELP)

@@ -101,7 +101,7 @@ class HealthStream:
         self.service = service
         self._callback = callback
         self._clock = clock
-        self._recorder = recorder or NullRecorder()
+        self._recorder = recorder if recorder is not None else NullRecorder()
         self._retry_period = retry_period
         self._stop = threading.Event()
         self._lock = threading.Lock()

@@ -62,7 +62,7 @@ class PluginHost:
         reconcile_period: float = RECONCILE_PERIOD,
     ) -> None:
         self.registry_dir = os.fspath(registry_dir)
-        recorder = recorder or NullRecorder()
+        recorder = recorder if recorder is not None else NullRecorder()
         self._started = False
         self.manager = DRAPluginManager(
             clock=clock,

@@ -130,7 +130,7 @@ class DRAPluginManager:
         self.call_timeout = call_timeout
         self.node_name = node_name
         self._clock = clock
-        self._recorder = recorder or NullRecorder()
+        self._recorder = recorder if recorder is not None else NullRecorder()
         self._metrics = metrics
         self._wiper = slice_wiper
         self._wiping_delay = wiping_delay

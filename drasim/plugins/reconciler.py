@@ -56,7 +56,7 @@ class Reconciler:
     ) -> None:
         self._handlers = dict(handlers)
         self._clock = clock
-        self._recorder = recorder or NullRecorder()
+        self._recorder = recorder if recorder is not None else NullRecorder()
         self._period = period
         self._call_timeout = call_timeout
         self._lock = threading.RLock()  # predicates of wait_for may call the locked getters

@@ -151,7 +151,7 @@ def register_socket(
     call_timeout: float | None = None,
 ) -> PluginInfo:
     """Run one registration attempt; raise :class:`RegistrationFailedError` with upstream wording."""
-    recorder = recorder or NullRecorder()
+    recorder = recorder if recorder is not None else NullRecorder()
     session = _Session(socket_path, clock)
     info: PluginInfo | None = None
     try:

@@ -18,9 +18,9 @@ FAKE = r"""
 import os, signal, socket, sys, json, threading
 reg, name = sys.argv[1], sys.argv[2]
 path = os.path.join(reg, name + "-reg.sock")
+with open(os.path.join(reg, "..", "env.json"), "w") as f:
+    json.dump({k: v for k, v in os.environ.items() if k in ("NODE_NAME", "KUBECONFIG", "DRASIM_CDI_DIR")}, f)
 s = socket.socket(socket.AF_UNIX); s.bind(path); s.listen(1)
-json.dump({k: v for k, v in os.environ.items() if k in ("NODE_NAME", "KUBECONFIG", "DRASIM_CDI_DIR")},
-          open(os.path.join(reg, "..", "env.json"), "w"))
 def term(*_):
     os.unlink(path); sys.exit(0)
 signal.signal(signal.SIGTERM, term)
