@@ -1,0 +1,209 @@
+"""Drive exploration with hypothesis: choices in, steps on a live world, invariants after each.
+
+Each hypothesis example builds a fresh :class:`~drasim.runner.world.World` from the
+exploration scenario (:mod:`drasim.explore.base`), maps its drawn choices onto valid
+steps one at a time (:mod:`drasim.explore.generator`), runs each through the
+runner's ``run_action`` and checks the per-step invariants, then settles the node
+(faults cleared, plugin and kubelet up, every pod deleted, a reconcile pass, clock
+advanced past retries and a reconcile period) and checks the end-of-run invariants.
+
+A violation raises an exception of the invariant's own class, so hypothesis
+shrinks it; hypothesis replays the minimal example last, and that replay's trace is
+what :func:`explore` returns. ``time_limit`` is honoured between examples: once it is
+spent, further examples (including shrink attempts) return at once, but the final
+replay of a failure still runs, so a shrunk reproducer is always complete.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
+from hypothesis import strategies as st
+from hypothesis.control import current_build_context
+
+from drasim.explore.base import base_scenario
+from drasim.explore.execute import StepRecord, run_step
+from drasim.explore.generator import ARG_RANGE, RULES, Choice, StepGenerator
+from drasim.explore.oracle import Oracle
+from drasim.explore.violations import InvariantViolation, Violation, violation_error
+from drasim.runner.context import StepContext
+from drasim.runner.drivers import FakeDriverHandle
+from drasim.runner.world import RunOptions, World
+from drasim.scenario.registry import Step
+
+
+@dataclass(frozen=True)
+class ExploreConfig:
+    """How to explore."""
+
+    max_examples: int = 100
+    time_limit: float | None = None
+    """Real seconds for the whole exploration (generation and shrinking); ``None``: unbounded."""
+    seed: int = 0
+    steps: int = 20
+    """The most generated steps per example (settle steps come on top)."""
+    bugs: tuple[str, ...] = ()
+    """Fake-plugin bugs to switch on (RunOptions.bugs)."""
+
+
+@dataclass
+class Trace:
+    """One example as it ran: the choices, the executed steps, and the violation if any."""
+
+    choices: list[Choice]
+    records: list[StepRecord] = field(default_factory=list)
+    violation: Violation | None = None
+    settle_from: int = 0
+    """Index of the first settle step in ``records``."""
+
+
+@dataclass
+class ExploreOutcome:
+    """What :func:`explore` found."""
+
+    examples: int = 0
+    """Examples that really ran (generation and shrinking; the final replay not counted)."""
+    steps: int = 0
+    """Steps executed over all examples."""
+    failed_operations: int = 0
+    """Kubelet operations that failed legitimately (injected faults, stopped plugin...)."""
+    duration: float = 0.0
+    timed_out: bool = False
+    failure: Trace | None = None
+    """The shrunk failing example, if an invariant broke."""
+    first_choices: list[list[Choice]] = field(default_factory=list)
+    """The choices of every example in the order they ran (for determinism checks)."""
+
+
+def run_choices(
+    choices: list[Choice],
+    options: RunOptions,
+    *,
+    trace: Trace | None = None,
+    on_step: Callable[[StepRecord], None] | None = None,
+) -> Trace:
+    """Run one example in a fresh world, filling ``trace``; raises at the first violation."""
+    trace = trace if trace is not None else Trace(choices=list(choices))
+    world = World(base_scenario(), options)
+    try:
+        world.setup()
+        gen = StepGenerator(world)
+        oracle = Oracle()
+        ctx_marks: dict[str, int] = {}
+
+        def execute(step: Step) -> None:
+            index = len(trace.records)
+            ctx = StepContext(index, step.name, marks=ctx_marks)
+            oracle.before_step(world)
+            record = run_step(world, step, ctx)
+            _settle_plugin(world)
+            trace.records.append(record)
+            if on_step is not None:
+                on_step(record)
+            found = oracle.after_step(world, index)
+            if found:
+                trace.violation = found[0]
+                raise violation_error(found[0])
+
+        for choice in choices:
+            execute(gen.step_for(choice))
+        trace.settle_from = len(trace.records)
+        while pending := gen.settle():
+            for step in pending:
+                execute(step)
+        for step in gen.final_steps():
+            execute(step)
+        found = oracle.final(world)
+        if found:
+            trace.violation = found[0]
+            raise violation_error(found[0])
+    except InvariantViolation:
+        raise
+    except Exception as err:
+        last = trace.records[-1].text if trace.records else "setup"
+        violation = Violation(
+            "explorer-error",
+            f"{type(err).__name__}: {err}",
+            {"after": last},
+            len(trace.records) - 1 if trace.records else None,
+        )
+        trace.violation = violation
+        raise violation_error(violation) from err
+    finally:
+        world.teardown()
+    return trace
+
+
+def _settle_plugin(world: World) -> None:
+    """A plugin that crashed mid-call (fault ``crash``) dies on another thread: let the kubelet see it."""
+    handle = world.driver()
+    if not isinstance(handle, FakeDriverHandle):
+        return
+    driver = handle.driver
+    if driver.crashed.is_set():
+        driver.stopped.wait(10)
+        if world.kubelet is not None:
+            world.kubelet.host.sync(timeout=15.0)
+
+
+def choices_strategy(steps: int) -> st.SearchStrategy[list[Choice]]:
+    """Lists of (rule, a, b, c); the shape never depends on the system under test."""
+    one = st.tuples(
+        st.integers(0, len(RULES) - 1),
+        st.integers(0, ARG_RANGE - 1),
+        st.integers(0, ARG_RANGE - 1),
+        st.integers(0, ARG_RANGE - 1),
+    )
+    return st.lists(one, min_size=1, max_size=max(1, steps))
+
+
+def explore(config: ExploreConfig, *, on_example: Callable[[Trace], None] | None = None) -> ExploreOutcome:
+    """Explore; deterministic for a given config (the time limit aside)."""
+    options = RunOptions(bugs=tuple(config.bugs))
+    outcome = ExploreOutcome()
+    started = time.monotonic()
+    deadline = None if config.time_limit is None else started + config.time_limit
+    holder: dict[str, Trace] = {}
+
+    @settings(
+        max_examples=config.max_examples,
+        deadline=None,
+        database=None,
+        derandomize=False,
+        phases=(Phase.generate, Phase.shrink),
+        suppress_health_check=list(HealthCheck),
+        report_multiple_bugs=False,
+        print_blob=False,
+        verbosity=Verbosity.quiet,
+    )
+    @seed(config.seed)
+    @given(choices_strategy(config.steps))
+    def example(choices: list[Choice]) -> None:
+        final = current_build_context().is_final
+        if not final and deadline is not None and time.monotonic() > deadline:
+            outcome.timed_out = True
+            return
+        if not final:
+            outcome.examples += 1
+            outcome.first_choices.append(list(choices))
+
+        def count(record: StepRecord) -> None:
+            if not final:
+                outcome.steps += 1
+                outcome.failed_operations += record.error is not None
+
+        trace = Trace(choices=list(choices))
+        holder["last"] = trace
+        run_choices(choices, options, trace=trace, on_step=count)
+        if on_example is not None and not final:
+            on_example(trace)
+
+    try:
+        example()
+    except InvariantViolation as err:
+        outcome.failure = holder.get("last") or Trace(choices=[], violation=err.violation)
+    outcome.duration = time.monotonic() - started
+    return outcome
