@@ -153,7 +153,8 @@ def _step_requirements(step: Step, first_driver: str) -> list[Requirement]:
         found.append(Requirement(HEALTH, f"uses {where}"))
     elif step.name == "allocate" and getattr(args, "devices", None):
         names = ", ".join(str(getattr(d, "device", d)) for d in args.devices)  # type: ignore[attr-defined]
-        found.append(Requirement(FAKE_PLUGIN, f"allocates the fake plugin's devices by name: {names} ({where})"))
+        reason = f"allocates the fake plugin's devices by name: {names} ({where})"
+        found.append(Requirement(FAKE_PLUGIN, reason))
     elif step.name == "expectCalls":
         found += _call_count_requirements(args, where)
     return found

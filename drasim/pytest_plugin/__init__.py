@@ -1,0 +1,133 @@
+"""The drasim pytest plugin (entry point ``pytest11``: ``drasim = "drasim.pytest_plugin"``).
+
+- Scenario YAML files become test items (:mod:`.collect`), one per scenario.
+- ``--drasim-*`` options / ``drasim_*`` ini keys configure the driver under test,
+  the kubelet profile, a built-in suite and a report directory (:mod:`.options`).
+- ``@pytest.mark.drasim_requires("health")`` skips a test when the driver lacks a
+  capability; scenario items get that marker from what they use.
+- Fixtures for tests written in Python live in :mod:`.fixtures`.
+
+docs/pytest-plugin.md shows the whole surface with examples.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from drasim.conformance import skip_reason
+from drasim.pytest_plugin.collect import ScenarioFile, ScenarioItem, matches
+from drasim.pytest_plugin.fixtures import (
+    drasim_api_server,
+    drasim_factory,
+    drasim_journal,
+    drasim_node,
+    drasim_plugin,
+    drasim_run,
+    drasim_run_options,
+    drasim_scenario,
+    drasim_settings,
+)
+from drasim.pytest_plugin.options import SETTINGS_KEY, add_options, resolve, settings_of
+from drasim.pytest_plugin.reports import COLLECTOR_KEY, ResultCollector
+from drasim.report.model import ScenarioResult
+
+__all__ = [
+    "drasim_api_server",
+    "drasim_factory",
+    "drasim_journal",
+    "drasim_node",
+    "drasim_plugin",
+    "drasim_run",
+    "drasim_run_options",
+    "drasim_scenario",
+    "drasim_settings",
+]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Options and ini keys."""
+    add_options(parser)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Validate the options, register markers, add the suite's directory to the collection."""
+    config.addinivalue_line(
+        "markers",
+        "drasim_requires(*capabilities): skip unless the driver under test has these capabilities "
+        "(see --drasim-capability)",
+    )
+    config.addinivalue_line(
+        "markers",
+        "drasim_node(driver=None, claims=None, objects=None, kubelet=None): "
+        "configure the drasim_node fixture",
+    )
+    settings = resolve(config)
+    config.stash[SETTINGS_KEY] = settings
+    collector = ResultCollector(settings, is_worker=hasattr(config, "workerinput"))
+    config.stash[COLLECTOR_KEY] = collector
+    config.pluginmanager.register(collector, "drasim-report-collector")
+    if settings.suite_dirs:
+        _add_suite_args(config, settings.suite_dirs)
+
+
+def _add_suite_args(config: pytest.Config, dirs: tuple[Path, ...]) -> None:
+    """Collect the suite: alone when no paths were given, else next to the given paths."""
+    explicit = config.args_source == pytest.Config.ArgsSource.ARGS
+    wanted = [str(d) for d in dirs]
+    if not explicit:
+        config.args[:] = wanted
+        return
+    present = {str(Path(a.split("::")[0]).resolve()) for a in config.args}
+    config.args.extend(d for d in wanted if d not in present)
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    """Scenario files by glob or suite directory."""
+    if matches(file_path, settings_of(parent.config)):
+        return ScenarioFile.from_parent(parent, path=file_path)
+    return None
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Skip, with the reason, when the driver lacks a capability the item requires."""
+    required: list[str] = []
+    for mark in item.iter_markers("drasim_requires"):
+        required += [str(c) for c in mark.args]
+    if not required:
+        return
+    settings = settings_of(item.config)
+    have = settings.capabilities
+    missing = [c for c in dict.fromkeys(required) if c not in have]
+    if not missing:
+        return
+    if isinstance(item, ScenarioItem):
+        reqs = [r for r in item.drasim_requirements if r.capability in missing]
+        reason = skip_reason(reqs, settings.driver_label) if reqs else ""
+        extra = [c for c in missing if c not in {r.capability for r in reqs}]
+        if extra:
+            reason = "; ".join(filter(None, [reason, f"{settings.driver_label} lacks {', '.join(extra)}"]))
+        scenario = item.scenario
+        item.record(
+            ScenarioResult(
+                name=scenario.name,
+                status="skipped",
+                file=scenario.file,
+                line=scenario.line,
+                description=scenario.metadata.description,
+                tags=list(scenario.metadata.tags),
+                skip_reason=reason,
+            )
+        )
+    else:
+        reason = f"{settings.driver_label} lacks capability {', '.join(repr(c) for c in missing)}"
+    hint = " (declare what the driver supports with --drasim-capability)" if settings.driver_cmd else ""
+    pytest.skip(f"drasim: {reason}{hint}")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Drop the report collector plugin."""
+    collector = config.stash.get(COLLECTOR_KEY, None)
+    if collector is not None and config.pluginmanager.is_registered(collector):
+        config.pluginmanager.unregister(collector)

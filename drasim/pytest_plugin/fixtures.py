@@ -1,0 +1,109 @@
+"""Fixtures for driver tests written in Python.
+
+``drasim_node`` is a running simulated node (configure it with
+``@pytest.mark.drasim_node(driver=..., claims=..., objects=..., kubelet=...)``);
+with ``--drasim-driver-cmd`` its first driver is the real driver process.
+Every node has its own ``/tmp/drasim-*`` tree and its HTTP API server (if any)
+listens on a free port, so tests run in parallel under pytest-xdist.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from drasim.pytest_plugin.factory import PodClaimFactory
+from drasim.pytest_plugin.harness import ApiServerHarness, DrasimNode, JournalAssertions, build_scenario
+from drasim.pytest_plugin.options import Settings, settings_of
+from drasim.report.model import ScenarioResult
+from drasim.runner.drivers import DriverHandle
+from drasim.runner.world import RunOptions
+from drasim.scenario.schema import Scenario
+
+_NODE_KEYS = {"driver", "drivers", "claims", "objects", "kubelet", "api_server", "tags"}
+
+
+@pytest.fixture(scope="session")
+def drasim_settings(pytestconfig: pytest.Config) -> Settings:
+    """The plugin's resolved options (driver command, profile, capabilities, ...)."""
+    return settings_of(pytestconfig)
+
+
+@pytest.fixture(scope="session")
+def drasim_run_options(drasim_settings: Settings) -> RunOptions:
+    """Runner options derived from the command line and ini."""
+    return drasim_settings.run_options()
+
+
+@pytest.fixture
+def drasim_scenario(drasim_settings: Settings) -> Callable[..., Scenario]:
+    """``make(name=..., driver=..., claims=..., steps=[...], ...) -> Scenario`` (profile applied)."""
+
+    def make(name: str = "python-test", **kwargs: Any) -> Scenario:
+        return drasim_settings.prepare(build_scenario(name, **kwargs))
+
+    return make
+
+
+@pytest.fixture
+def drasim_run(drasim_settings: Settings) -> Callable[[Scenario], ScenarioResult]:
+    """``run(scenario) -> ScenarioResult``: a whole scenario in a fresh node, as ``drasim run`` does."""
+    from drasim.runner.run import run_scenario
+
+    def run(scenario: Scenario) -> ScenarioResult:
+        return run_scenario(drasim_settings.prepare(scenario), drasim_settings.run_options())
+
+    return run
+
+
+@pytest.fixture
+def drasim_node(request: pytest.FixtureRequest, drasim_settings: Settings) -> Iterator[DrasimNode]:
+    """A running node (fake ``gpu.example.com`` by default); torn down after the test."""
+    kwargs: dict[str, Any] = {}
+    for mark in reversed(list(request.node.iter_markers("drasim_node"))):
+        unknown = set(mark.kwargs) - _NODE_KEYS
+        if unknown or mark.args:
+            pytest.fail(
+                f"drasim_node marker: takes keyword arguments {', '.join(sorted(_NODE_KEYS))}; "
+                f"got {', '.join(sorted(unknown)) or 'positional arguments'}",
+                pytrace=False,
+            )
+        kwargs.update(mark.kwargs)
+    name = "py-" + "".join(ch if ch.isalnum() else "-" for ch in request.node.name.lower())[:50].strip("-")
+    scenario = drasim_settings.prepare(build_scenario(name, **kwargs))
+    node = DrasimNode(scenario, drasim_settings.run_options())
+    node.start()
+    try:
+        yield node
+    finally:
+        node.close()
+
+
+@pytest.fixture
+def drasim_plugin(drasim_node: DrasimNode) -> DriverHandle:
+    """The node's (first) driver: the in-process fake plugin or the real driver process."""
+    return drasim_node.driver
+
+
+@pytest.fixture
+def drasim_journal(drasim_node: DrasimNode) -> JournalAssertions:
+    """Assertions over the node's journal (gRPC calls, registrations, checkpoint writes, ...)."""
+    return JournalAssertions(drasim_node.journal)
+
+
+@pytest.fixture
+def drasim_api_server() -> Iterator[ApiServerHarness]:
+    """A standalone fake API server (in-memory store; ``.kubeconfig()`` starts HTTP on a free port)."""
+    harness = ApiServerHarness()
+    try:
+        yield harness
+    finally:
+        harness.close()
+
+
+@pytest.fixture
+def drasim_factory(request: pytest.FixtureRequest) -> PodClaimFactory:
+    """Pod/claim names and manifests, seeded by the test's node id (reproducible, distinct per test)."""
+    return PodClaimFactory(seed=request.node.nodeid)

@@ -1,0 +1,279 @@
+"""Helpers behind the plugin's fixtures: a live simulated node, an API server, journal assertions.
+
+:class:`DrasimNode` is a :class:`drasim.runner.world.World` set up from a small
+scenario and driven step by step from Python with the scenario language's own steps
+(``node.step({"startPod": {"name": "a", "claims": ["gpu"]}})``), so a Python test
+and a YAML scenario mean exactly the same thing.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from drasim.apiserver import MemoryCluster, ObjectStore
+from drasim.errors import DrasimError
+from drasim.journal import Journal, describe_event
+from drasim.journal.calls import RpcCall
+from drasim.report.diff import unified_diff
+from drasim.runner.context import StepContext, StepFailure
+from drasim.runner.drivers import DriverHandle
+from drasim.runner.world import RunOptions, World
+from drasim.scenario.decoder import INVALID, Decoder
+from drasim.scenario.loader import load_text
+from drasim.scenario.schema import Scenario
+from drasim.scenario.yamlsrc import Loc
+
+DEFAULT_DRIVER: dict[str, Any] = {"fake": {"name": "gpu.example.com"}}
+
+
+class StepAssertionError(AssertionError):
+    """A step run from Python did not do what it should (the scenario's StepFailure, as an assert)."""
+
+
+def build_scenario(
+    name: str = "python-test",
+    *,
+    driver: Mapping[str, Any] | None = None,
+    drivers: Sequence[Mapping[str, Any]] = (),
+    claims: Sequence[Mapping[str, Any] | str] = (),
+    objects: Sequence[Mapping[str, Any]] = (),
+    kubelet: Mapping[str, Any] | None = None,
+    api_server: Mapping[str, Any] | None = None,
+    steps: Sequence[Mapping[str, Any]] = (),
+    tags: Sequence[str] = (),
+) -> Scenario:
+    """A :class:`Scenario` from Python values, checked by the real loader (errors name the field)."""
+    spec: dict[str, Any] = {}
+    if drivers:
+        spec["drivers"] = [dict(d) for d in drivers]
+    else:
+        spec["driver"] = dict(driver or DEFAULT_DRIVER)
+    if claims:
+        spec["claims"] = [{"name": c} if isinstance(c, str) else dict(c) for c in claims]
+    if objects:
+        spec["objects"] = [dict(o) for o in objects]
+    if kubelet:
+        spec["kubelet"] = dict(kubelet)
+    if api_server:
+        spec["apiServer"] = dict(api_server)
+    spec["steps"] = [dict(s) for s in steps] or [{"mark": {"name": "begin"}}]
+    document = {
+        "apiVersion": "drasim.dev/v1alpha1",
+        "kind": "Scenario",
+        "metadata": {"name": name, "description": "built from Python", "tags": list(tags)},
+        "spec": spec,
+    }
+    text = yaml.safe_dump(document, sort_keys=False)
+    return load_text(text, f"<{name}>")[0]
+
+
+def decode_step(spec: Mapping[str, Any], where: str = "<python>") -> Any:
+    """One step ``{name: args}`` decoded like a scenario step; ValueError lists the problems."""
+    decoder = Decoder(where)
+    step = decoder.decode_step(dict(spec), "step", Loc(where, 1, 1))
+    if step is INVALID or decoder.problems:
+        raise ValueError("; ".join(str(p) for p in decoder.problems) or f"invalid step {spec!r}")
+    return step
+
+
+class DrasimNode:
+    """A running simulated node: API server, driver(s), emulated kubelet."""
+
+    def __init__(self, scenario: Scenario, options: RunOptions | None = None) -> None:
+        self.scenario = scenario
+        self.world = World(scenario, options or RunOptions())
+        self._marks: dict[str, int] = {}
+        self._step_marks: list[int] = []
+        self._step_names: list[str] = []
+        self._started = False
+
+    def start(self) -> DrasimNode:
+        """Set the node up (drivers registered, kubelet running); cleans up on failure."""
+        try:
+            self.world.setup()
+        except BaseException:
+            self.close()
+            raise
+        self._started = True
+        return self
+
+    def close(self) -> None:
+        """Stop everything and remove the workspace (never raises)."""
+        self.world.teardown()
+
+    def __enter__(self) -> DrasimNode:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---------------------------------------------------------------- parts
+    @property
+    def journal(self) -> Journal:
+        """Everything that happened, in order."""
+        return self.world.journal
+
+    @property
+    def store(self) -> ObjectStore:
+        """The API server's object store."""
+        return self.world.store
+
+    @property
+    def api(self) -> MemoryCluster:
+        """An API client acting as the test runner (like kubectl)."""
+        return self.world.runner_api
+
+    @property
+    def name(self) -> str:
+        """The node name."""
+        return self.world.node
+
+    @property
+    def driver(self) -> DriverHandle:
+        """The (only or first) driver: a fake plugin or a driver process."""
+        return next(iter(self.world.drivers.values()))
+
+    @property
+    def workspace_root(self) -> Path:
+        """The node's directory tree (``/tmp/drasim-*``)."""
+        return self.world.workspace.root
+
+    def kubeconfig(self) -> Path:
+        """A kubeconfig for the HTTP API server over this node's store (started on first use, port 0)."""
+        return Path(self.world._ensure_http())
+
+    # ---------------------------------------------------------------- steps
+    def step(self, spec: Mapping[str, Any]) -> None:
+        """Run one scenario step, e.g. ``{"startPod": {"name": "a", "claims": ["gpu"]}}``.
+
+        Expectations that do not hold raise :class:`StepAssertionError` with the expected-vs-actual diff.
+        """
+        from drasim.runner.actions import run_action
+        from drasim.runner.checks import run_check
+        from drasim.runner.run import describe_step
+
+        step = decode_step(spec)
+        index = len(self._step_names)
+        ctx = StepContext(index, step.name, self._step_marks, self._step_names, self._marks)
+        self._step_marks.append(self.journal.mark())
+        self._step_names.append(step.name)
+        self.journal.record("step", index=index + 1, name=step.name, text=describe_step(step))
+        try:
+            if step.kind == "expectation":
+                run_check(self.world, step.args, ctx)
+            else:
+                run_action(self.world, step.name, step.args, ctx)
+        except StepFailure as failure:
+            text = failure.message
+            if failure.expected is not None or failure.actual is not None:
+                text += "\nExpected vs actual:\n" + unified_diff(failure.expected, failure.actual)
+            raise StepAssertionError(f"{describe_step(step)}: {text}") from None
+        except DrasimError as err:
+            raise StepAssertionError(f"{describe_step(step)}: {err}") from None
+
+    def steps(self, *specs: Mapping[str, Any]) -> None:
+        """Run several steps in order."""
+        for spec in specs:
+            self.step(spec)
+
+    def create(self, *objects: Mapping[str, Any]) -> list[Any]:
+        """Create manifests (``$(DRIVER)`` and ``$(NODE)`` expanded) as the test runner."""
+        return [self.api.create(self.world.expand(dict(obj))) for obj in objects]
+
+
+class ApiServerHarness:
+    """A standalone fake API server: one store, clients per identity, HTTP on demand."""
+
+    def __init__(self) -> None:
+        self.store = ObjectStore()
+        self._http: Any = None
+        self._dir: Path | None = None
+
+    def client(self, identity: str = "runner") -> MemoryCluster:
+        """An in-process client; ``identity`` (runner, kubelet, driver) is what API faults target."""
+        return MemoryCluster(self.store, client=identity)
+
+    def kubeconfig(self) -> Path:
+        """Start the HTTP server (127.0.0.1, a free port) once and return its kubeconfig."""
+        if self._http is None:
+            from drasim.apiserver.http import HttpApiServer
+
+            self._dir = Path(tempfile.mkdtemp(prefix="drasim-api-"))
+            self._http = HttpApiServer(self.store).start()
+        assert self._dir is not None
+        return Path(self._http.write_kubeconfig(self._dir / "kubeconfig"))
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:<port>`` once :meth:`kubeconfig` started the server."""
+        if self._http is None:
+            self.kubeconfig()
+        return f"http://{self._http.host}:{self._http.port}"
+
+    def close(self) -> None:
+        """Stop the HTTP server and remove its directory."""
+        if self._http is not None:
+            self._http.stop()
+            self._http = None
+        if self._dir is not None:
+            import shutil
+
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+
+class JournalAssertions:
+    """Assertions over a node's journal, with the journal tail in every failure message."""
+
+    def __init__(self, journal: Journal) -> None:
+        self.journal = journal
+
+    def mark(self) -> int:
+        """A position; pass it as ``since`` to look only at what happened afterwards."""
+        return self.journal.mark()
+
+    def calls(self, method: str = "", *, driver: str | None = None, since: int = 0) -> list[RpcCall]:
+        """gRPC calls the kubelet made (``method`` is a suffix such as ``NodePrepareResources``)."""
+        return self.journal.rpc_calls(method, side="kubelet", driver=driver, since_seq=since)
+
+    def assert_calls(
+        self, method: str, count: int, *, claim: str = "", driver: str | None = None, since: int = 0
+    ) -> list[RpcCall]:
+        """Exactly ``count`` calls of ``method`` (carrying ``claim``, ``name`` or ``namespace/name``)."""
+        key = claim if "/" in claim or not claim else f"default/{claim}"
+        calls = [c for c in self.calls(method, driver=driver, since=since) if not key or key in c.claim_keys]
+        if len(calls) != count:
+            what = f"{method} calls" + (f" for claim {key}" if key else "")
+            raise AssertionError(f"expected {count} {what}, found {len(calls)}\n{self._tail()}")
+        return calls
+
+    def assert_event(self, kind: str, *, since: int = 0, **match: Any) -> dict[str, Any]:
+        """The first journal event of ``kind`` whose fields equal ``match``."""
+        events = self.journal.events(kind, since_seq=since, **match)
+        if not events:
+            shown = ", ".join(f"{k}={v!r}" for k, v in match.items())
+            raise AssertionError(f"no {kind} event with {shown or 'any fields'}\n{self._tail()}")
+        return dict(events[0])
+
+    def assert_no_event(self, kind: str, *, since: int = 0, **match: Any) -> None:
+        """No journal event of ``kind`` matches ``match``."""
+        events = self.journal.events(kind, since_seq=since, **match)
+        if events:
+            raise AssertionError(f"unexpected event: {describe_event(events[0])}\n{self._tail()}")
+
+    def wait_for(self, kind: str, *, timeout: float = 10.0, since: int = 0, **match: Any) -> dict[str, Any]:
+        """Block until a matching event exists (no sleeping: the journal signals new events)."""
+        event = self.journal.wait_for(timeout, kind, since_seq=since, **match)
+        if event is None:
+            shown = ", ".join(f"{k}={v!r}" for k, v in match.items())
+            raise AssertionError(f"no {kind} event with {shown} within {timeout:g}s\n{self._tail()}")
+        return dict(event)
+
+    def _tail(self) -> str:
+        lines = [describe_event(e) for e in self.journal.tail(15)]
+        return "journal tail:\n" + "\n".join(f"  {line}" for line in lines)

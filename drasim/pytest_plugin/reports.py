@@ -1,0 +1,79 @@
+"""``--drasim-report-dir``: drasim's JUnit, JSON and HTML reports of the scenarios pytest ran.
+
+Each scenario item stores its :class:`ScenarioResult` (JSON form) in the test
+report's ``user_properties``, which pytest-xdist ships from the workers to the
+controller; the controller (or a plain pytest run) gathers them here and writes the
+files when the session ends. Workers never write.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from drasim.pytest_plugin.collect import RESULT_PROPERTY
+from drasim.pytest_plugin.options import REPORT_NAMES, Settings
+from drasim.report.html import write_html
+from drasim.report.json_report import write_json
+from drasim.report.junit import write_junit
+from drasim.report.model import RunEnvironment, RunReport, ScenarioResult
+
+COLLECTOR_KEY = pytest.StashKey["ResultCollector"]()
+
+
+class ResultCollector:
+    """Results by node id, in the order they finished."""
+
+    def __init__(self, settings: Settings, *, is_worker: bool = False) -> None:
+        self.settings = settings
+        self.is_worker = is_worker
+        self.results: dict[str, ScenarioResult] = {}
+        self.written: list[Path] = []
+        self.started = time.monotonic()
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Hook: gather what each test report carries (on the xdist controller too)."""
+        self.add(report)
+
+    def pytest_sessionfinish(self) -> None:
+        """Hook: write the report directory (never on an xdist worker)."""
+        if not self.is_worker:
+            self.write(time.monotonic() - self.started)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        """Hook: say where the reports went."""
+        for path in self.written:
+            terminalreporter.write_line(f"drasim: wrote {path}")
+
+    def add(self, report: pytest.TestReport) -> None:
+        """Take the scenario result a test report carries (any phase; the last one wins)."""
+        for key, value in report.user_properties:
+            if key == RESULT_PROPERTY and isinstance(value, dict):
+                self.results[report.nodeid] = ScenarioResult.from_dict(value)
+
+    def write(self, duration: float) -> list[Path]:
+        """Write the three reports into the report directory; returns their paths."""
+        directory = self.settings.report_dir
+        if directory is None or not self.results:
+            return []
+        directory.mkdir(parents=True, exist_ok=True)
+        settings = self.settings
+        report = RunReport(
+            results=list(self.results.values()),
+            environment=RunEnvironment(
+                driver=settings.driver_cmd or "fake",
+                backend="http" if settings.driver_cmd else "memory",
+                time_scale=settings.time_scale if settings.time_scale is not None else 0.01,
+                extra={"runner": "pytest", **({"suite": settings.suite} if settings.suite else {})},
+            ),
+        )
+        report.duration = duration
+        writers: dict[str, Any] = {"junit": write_junit, "json": write_json, "html": write_html}
+        for kind, writer in writers.items():
+            path = directory / REPORT_NAMES[kind]
+            writer(report, path)
+            self.written.append(path)
+        return self.written
