@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from drasim.conformance import skip_reason
+from drasim.conformance import FAKE_PLUGIN, skip_reason
 from drasim.pytest_plugin.collect import ScenarioFile, ScenarioItem, matches
 from drasim.pytest_plugin.fixtures import (
     drasim_api_server,
@@ -29,7 +29,7 @@ from drasim.pytest_plugin.fixtures import (
     drasim_scenario,
     drasim_settings,
 )
-from drasim.pytest_plugin.options import SETTINGS_KEY, add_options, resolve, settings_of
+from drasim.pytest_plugin.options import SETTINGS_KEY, Settings, add_options, resolve, settings_of
 from drasim.pytest_plugin.reports import COLLECTOR_KEY, ResultCollector
 from drasim.report.model import ScenarioResult
 
@@ -90,24 +90,40 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return None
 
 
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    """Skip, with the reason, when the driver lacks a capability the item requires."""
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark items whose required capabilities the driver lacks as skipped, with the reason.
+
+    Decided at collection time (the capabilities are known from the options), so the
+    skip is reported at the scenario's own file and line.
+    """
+    settings = settings_of(config)
+    for item in items:
+        reason = missing_capability_reason(item, settings)
+        if reason:
+            item.add_marker(pytest.mark.skip(reason=f"drasim: {reason}"))
+
+
+def missing_capability_reason(item: pytest.Item, settings: Settings) -> str:
+    """Why ``item`` cannot run against the configured driver ('' when it can)."""
     required: list[str] = []
     for mark in item.iter_markers("drasim_requires"):
         required += [str(c) for c in mark.args]
-    if not required:
-        return
-    settings = settings_of(item.config)
     have = settings.capabilities
     missing = [c for c in dict.fromkeys(required) if c not in have]
     if not missing:
-        return
+        return ""
+    label = settings.driver_label
     if isinstance(item, ScenarioItem):
         reqs = [r for r in item.drasim_requirements if r.capability in missing]
-        reason = skip_reason(reqs, settings.driver_label) if reqs else ""
-        extra = [c for c in missing if c not in {r.capability for r in reqs}]
-        if extra:
-            reason = "; ".join(filter(None, [reason, f"{settings.driver_label} lacks {', '.join(extra)}"]))
+        named = {r.capability for r in reqs}
+        parts = [skip_reason(reqs, label)] if reqs else []
+        parts += [f"{label} lacks capability {c!r}" for c in missing if c not in named]
+        reason = "; ".join(parts)
+    else:
+        reason = "; ".join(f"{label} lacks capability {c!r}" for c in missing)
+    if settings.driver_cmd and any(c != FAKE_PLUGIN for c in missing):
+        reason += " (declare what the driver supports with --drasim-capability)"
+    if isinstance(item, ScenarioItem):
         scenario = item.scenario
         item.record(
             ScenarioResult(
@@ -120,10 +136,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
                 skip_reason=reason,
             )
         )
-    else:
-        reason = f"{settings.driver_label} lacks capability {', '.join(repr(c) for c in missing)}"
-    hint = " (declare what the driver supports with --drasim-capability)" if settings.driver_cmd else ""
-    pytest.skip(f"drasim: {reason}{hint}")
+    return reason
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
