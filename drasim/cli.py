@@ -24,6 +24,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "drasim.commands.fake_plugin",
     "drasim.commands.validate",
     "drasim.commands.list_cmd",
+    "drasim.commands.explore",
 )
 
 

@@ -56,8 +56,10 @@ class Trace:
     choices: list[Choice]
     records: list[StepRecord] = field(default_factory=list)
     violation: Violation | None = None
-    settle_from: int = 0
-    """Index of the first settle step in ``records``."""
+    settle_from: int | None = None
+    """Index of the first settle step in ``records`` (``None``: the run did not get there)."""
+    marks: list[int] = field(default_factory=list)
+    """The journal's sequence number when each step started (events of step i have seq > marks[i])."""
 
 
 @dataclass
@@ -66,6 +68,8 @@ class ExploreOutcome:
 
     examples: int = 0
     """Examples that really ran (generation and shrinking; the final replay not counted)."""
+    shrink_examples: int = 0
+    """Of those, examples run after the first violation (shrinking)."""
     steps: int = 0
     """Steps executed over all examples."""
     failed_operations: int = 0
@@ -74,7 +78,7 @@ class ExploreOutcome:
     timed_out: bool = False
     failure: Trace | None = None
     """The shrunk failing example, if an invariant broke."""
-    first_choices: list[list[Choice]] = field(default_factory=list)
+    example_choices: list[list[Choice]] = field(default_factory=list)
     """The choices of every example in the order they ran (for determinism checks)."""
 
 
@@ -98,6 +102,7 @@ def run_choices(
             index = len(trace.records)
             ctx = StepContext(index, step.name, marks=ctx_marks)
             oracle.before_step(world)
+            trace.marks.append(world.journal.mark())
             record = run_step(world, step, ctx)
             _settle_plugin(world)
             trace.records.append(record)
@@ -188,7 +193,8 @@ def explore(config: ExploreConfig, *, on_example: Callable[[Trace], None] | None
             return
         if not final:
             outcome.examples += 1
-            outcome.first_choices.append(list(choices))
+            outcome.shrink_examples += "failed" in holder
+            outcome.example_choices.append(list(choices))
 
         def count(record: StepRecord) -> None:
             if not final:
@@ -197,7 +203,11 @@ def explore(config: ExploreConfig, *, on_example: Callable[[Trace], None] | None
 
         trace = Trace(choices=list(choices))
         holder["last"] = trace
-        run_choices(choices, options, trace=trace, on_step=count)
+        try:
+            run_choices(choices, options, trace=trace, on_step=count)
+        except InvariantViolation:
+            holder["failed"] = trace
+            raise
         if on_example is not None and not final:
             on_example(trace)
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from drasim.explore.encode import step_text
 from drasim.runner.actions import run_action
 from drasim.runner.context import StepContext, StepFailure
-from drasim.runner.run import describe_step
 from drasim.runner.world import World
 from drasim.scenario import steps as S  # noqa: N812
 from drasim.scenario.common import ErrorMatch
@@ -35,8 +35,8 @@ class StepRecord:
 
     @property
     def text(self) -> str:
-        """One line, e.g. ``startPod {name: pod-0, claims: [claim-0]}``."""
-        return describe_step(self.step)
+        """One line, e.g. ``startPod: {name: pod-0, claims: [claim-0]}``."""
+        return step_text(self.step)
 
 
 def error_match(error: str) -> ErrorMatch:

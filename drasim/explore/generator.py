@@ -220,3 +220,11 @@ RULES: list[Rule] = [
     ("clearFaults", lambda g: g.faults_added, lambda _g, _: S.ClearFaults()),
 ]
 """(YAML step name, precondition, builder). Order matters: shrinking moves choices towards the front."""
+
+
+def rule_index(name: str, nth: int = 0) -> int:
+    """The index in :data:`RULES` of the ``nth`` rule for step ``name`` (to write choices by hand)."""
+    found = [i for i, rule in enumerate(RULES) if rule[0] == name]
+    if nth >= len(found):
+        raise KeyError(f"no rule #{nth} for step {name!r}")
+    return found[nth]

@@ -235,6 +235,7 @@ def check_checkpoint(world: World, index: int | None) -> list[Violation]:
     if not problems:
         return []
     details["problems"] = problems
+    details["expected"] = _cache_summary(world, cache)
     return [
         Violation(
             "checkpoint-matches-cache",
@@ -243,6 +244,18 @@ def check_checkpoint(world: World, index: int | None) -> list[Violation]:
             index,
         )
     ]
+
+
+def _cache_summary(world: World, cache: dict[str, ClaimInfoState]) -> dict[str, Any]:
+    """claim name -> pods (by name) and device count, as the cache holds it (for expectCheckpoint)."""
+    names = {rec.uid: rec.name for rec in world.pods.values()}
+    summary: dict[str, Any] = {}
+    for key, state in cache.items():
+        entry: dict[str, Any] = {"pods": sorted(names.get(uid, uid) for uid in state.pod_uids or ())}
+        count = sum(len(ds.devices or []) for ds in (state.driver_state or {}).values())
+        entry["devices"] = count
+        summary[key] = entry
+    return summary
 
 
 def check_unprepared_once(world: World) -> list[Violation]:
@@ -257,11 +270,10 @@ def check_unprepared_once(world: World) -> list[Violation]:
                     last_prepare[claim.uid] = (call.seq, f"{claim.namespace}/{claim.name}")
     found = []
     for uid, (seq, key) in sorted(last_prepare.items(), key=lambda item: item[1][0]):
-        clean = [
-            c.seq
-            for c in calls
-            if c.name == UNPREPARE and c.seq > seq and clean_call(c) and any(x.uid == uid for x in c.claims)
+        after = [
+            c for c in calls if c.name == UNPREPARE and c.seq > seq and any(x.uid == uid for x in c.claims)
         ]
+        clean = [c.seq for c in after if clean_call(c)]
         allowed = 1 + sum(1 for s in crashes if s > seq)
         if 1 <= len(clean) <= allowed:
             continue

@@ -1,0 +1,150 @@
+"""drasim explore: clean runs stay clean, injected bugs are found, shrunk and written as reproducers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from drasim.cli import main
+from drasim.explore import ExploreConfig, explore, run_choices
+from drasim.explore.generator import rule_index
+from drasim.explore.reproducer import write_reproducer
+from drasim.explore.violations import InvariantViolation
+from drasim.runner.run import run_scenario
+from drasim.runner.world import RunOptions
+from drasim.scenario.loader import load_file
+from drasim.scenario.steps import StartPod
+
+
+def choice(name: str, a: int = 0, b: int = 0, c: int = 0, nth: int = 0) -> tuple[int, int, int, int]:
+    return (rule_index(name, nth), a, b, c)
+
+
+def test_short_exploration_of_the_correct_fake_finds_nothing() -> None:
+    outcome = explore(ExploreConfig(max_examples=12, seed=7, steps=12))
+    assert outcome.failure is None
+    assert outcome.examples == 12
+    assert outcome.steps >= 12
+    assert not outcome.timed_out
+
+
+def test_non_idempotent_is_found_shrunk_and_reproduced(tmp_path: Path) -> None:
+    config = ExploreConfig(max_examples=60, seed=3, steps=12, bugs=("non-idempotent",))
+    outcome = explore(config)
+    failure = outcome.failure
+    assert failure is not None
+    assert failure.violation is not None
+    assert failure.violation.invariant == "idempotent-prepare"
+    assert "answered different devices" in failure.violation.message
+    assert outcome.shrink_examples > 0
+    assert len(failure.records) <= 3, [r.text for r in failure.records]
+
+    repro = write_reproducer(failure, tmp_path, config)
+    assert repro.path.exists()
+    (scenario,) = load_file(repro.path)
+    assert scenario.metadata.catches == ["non-idempotent"]
+    assert repro.fails_with_bugs is True
+    assert repro.passes_without_bugs is True
+    # The same outcome when replayed independently, as `drasim run --inject-bug` would.
+    broken = run_scenario(scenario, RunOptions(bugs=("non-idempotent",)))
+    assert broken.status == "failed"
+    assert broken.failure is not None
+    assert "same devices" in broken.failure.message
+    assert run_scenario(scenario, RunOptions()).status == "passed"
+    assert main(["validate", str(repro.path)]) == 0
+
+
+def test_same_seed_same_sequence_other_seed_other_sequence() -> None:
+    def texts(seed: int) -> tuple[list[list[tuple[int, int, int, int]]], list[list[str]]]:
+        steps: list[list[str]] = []
+        outcome = explore(
+            ExploreConfig(max_examples=6, seed=seed, steps=8),
+            on_example=lambda t: steps.append([r.text for r in t.records]),
+        )
+        return outcome.example_choices, steps
+
+    first, second, other = texts(11), texts(11), texts(12)
+    assert first == second
+    assert first[0] != other[0]
+
+
+def test_duplicate_cdi_ids_break_the_uniqueness_invariant() -> None:
+    with pytest.raises(InvariantViolation) as info:
+        run_choices([choice("startPod")], RunOptions(bugs=("duplicate-cdi-ids",)))
+    violation = info.value.violation
+    assert violation.invariant == "unique-cdi-ids"
+    assert violation.step_index == 0
+    assert violation.data["duplicates"] == ["gpu.example.com/gpu=gpu-0"]
+
+
+def test_forgets_state_leaves_a_cdi_spec_behind() -> None:
+    choices = [choice("startPod"), choice("restartPlugin")]
+    with pytest.raises(InvariantViolation) as info:
+        run_choices(choices, RunOptions(bugs=("forgets-state",)))
+    violation = info.value.violation
+    assert violation.invariant == "all-released"
+    assert violation.step_index is None
+    assert len(violation.data["cdi_specs"]) == 1
+    # Without the bug the same choices pass every invariant, settle steps included.
+    trace = run_choices(choices, RunOptions())
+    assert trace.violation is None
+    assert [r.step.name for r in trace.records] == [
+        "startPod",
+        "restartPlugin",
+        "deletePod",
+        "reconcile",
+        "advanceClock",
+    ]
+
+
+def test_failed_operations_are_recorded_and_written_with_expect_error(tmp_path: Path) -> None:
+    # fault(a=0 -> NodePrepareResources, b=0 -> code UNAVAILABLE, c=0 -> once), then a pod.
+    choices = [choice("fault"), choice("startPod")]
+    trace = run_choices(choices, RunOptions())
+    assert trace.violation is None
+    failed = [r for r in trace.records if r.error]
+    assert [r.step.name for r in failed] == ["startPod"]
+    assert "code = Unavailable" in str(failed[0].error)
+    written = failed[0].written.args
+    assert isinstance(written, StartPod)
+    assert written.expect_error.contains == "prepare dynamic resources"
+    # The settle phase clears faults and deletes the pending pod; written out, the run replays cleanly.
+    repro = write_reproducer(trace, tmp_path, ExploreConfig(seed=0))
+    assert repro.fails_with_bugs is False
+
+
+def test_time_limit_stops_generation_cleanly() -> None:
+    outcome = explore(ExploreConfig(max_examples=10_000, seed=1, steps=5, time_limit=0.5))
+    assert outcome.timed_out
+    assert 0 < outcome.examples < 10_000
+    assert outcome.failure is None
+
+
+def test_cli_exit_codes_and_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert (
+        main(["explore", "--max-examples", "3", "--seed", "1", "--steps", "4", "--out", str(tmp_path)]) == 0
+    )
+    out = capsys.readouterr().out
+    assert "explored 3 example(s)" in out
+    assert "no invariant was violated" in out
+    code = main(
+        [
+            "explore",
+            "--max-examples",
+            "5",
+            "--seed",
+            "1",
+            "--inject-bug",
+            "duplicate-cdi-ids",
+            "--out",
+            str(tmp_path),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "VIOLATION unique-cdi-ids" in out
+    written = sorted(tmp_path.glob("*.yaml"))
+    assert [p.name for p in written] == ["explore-unique-cdi-ids-seed-1.yaml"]
+    assert f"reproducer: {written[0]}" in out
+    assert main(["explore", "--inject-bug", "no-such-bug"]) == 2
