@@ -1,0 +1,192 @@
+"""Scale: many pods with one claim each on one node, and the checkpoint's write cost.
+
+Part 1 (``pods``): for each N, a fresh node (in-memory API server, in-process
+FakeDriver on a unix socket, PluginHost, Manager with a FileCheckpointStore) gets N
+allocated claims, each reserved for its own pod; then every pod is prepared, one
+after the other, and then every pod is unprepared. Reported: wall time of each
+phase (a pass without tracemalloc), per-pod time, and the peak of Python
+allocations during each phase (a second pass under tracemalloc; memory held by
+gRPC's C core is not traced). The kubelet rewrites its checkpoint 2x per prepare
+and 1x per unprepare, and the fake driver rewrites its own state file, so the
+total work grows with N^2 by design.
+
+Part 2 (``checkpoint``): FileCheckpointStore.store() with E entries already in the
+file, for growing E: bytes per write, time per write (median), the share of
+encoding versus the atomic write (temp file, fsync, rename, fsync dir), and
+microseconds per entry. Linear per write means time/entry stays flat as E grows.
+
+Usage::
+
+    python benchmarks/scale.py [--pods 1,10,100,1000] [--entries 0,1,10,100,1000,5000]
+                               [--writes 20] [--state-dir DIR] [--only pods|checkpoint] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import shutil
+import statistics
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+
+from benchlib import DRIVER, Node, machine, pod_manifest, result, short_dir
+
+from drasim.checkpoint import codec
+from drasim.checkpoint.store import DRA_MANAGER_STATE_FILE, FileCheckpointStore
+from drasim.kubelet.state import ClaimInfoState, DriverState
+from drasim.values import Device
+
+
+def _pods(count: int) -> list[dict[str, object]]:
+    return [pod_manifest(f"pod-{i}", f"pod-uid-{i}", [f"claim-{i}"]) for i in range(count)]
+
+
+def _node(count: int, state_dir: str | None) -> Node:
+    node = Node(checkpoint="file", devices=max(count, 1), state_dir=state_dir).start()
+    for i in range(count):
+        node.add_claim(f"claim-{i}", [f"pod-uid-{i}"], device=f"gpu-{i}")
+    return node
+
+
+def _phase(body: Callable[[], None], *, trace: bool) -> tuple[float, int]:
+    """(seconds, peak traced bytes above the start) of one phase."""
+    gc.collect()
+    if trace:
+        tracemalloc.start()
+        base = tracemalloc.get_traced_memory()[0]
+    start = time.perf_counter()
+    body()
+    elapsed = time.perf_counter() - start
+    peak = 0
+    if trace:
+        peak = tracemalloc.get_traced_memory()[1] - base
+        tracemalloc.stop()
+    return elapsed, peak
+
+
+def run_pods(count: int, state_dir: str | None, *, trace: bool) -> dict[str, float]:
+    node = _node(count, state_dir)
+    try:
+        manager = node.kubelet()
+        pods = _pods(count)
+
+        def prepare_all() -> None:
+            for pod in pods:
+                manager.prepare_resources(pod)
+
+        def unprepare_all() -> None:
+            for pod in pods:
+                manager.unprepare_resources(pod)
+
+        prepare_s, prepare_peak = _phase(prepare_all, trace=trace)
+        assert len(manager.claim_infos()) == count
+        checkpoint_bytes = (node.state_root / DRA_MANAGER_STATE_FILE).stat().st_size
+        unprepare_s, unprepare_peak = _phase(unprepare_all, trace=trace)
+        assert manager.claim_infos() == []
+        assert len(node.driver.calls_to("NodePrepareResources")) == count
+        return {
+            "prepare_s": prepare_s,
+            "unprepare_s": unprepare_s,
+            "prepare_peak": prepare_peak,
+            "unprepare_peak": unprepare_peak,
+            "checkpoint_bytes": checkpoint_bytes,
+        }
+    finally:
+        node.stop()
+
+
+def bench_pods(sizes: list[int], state_dir: str | None) -> None:
+    for count in sizes:
+        timed = run_pods(count, state_dir, trace=False)
+        traced = run_pods(count, state_dir, trace=True)
+        result(
+            "pods",
+            pods=count,
+            prepare_all_s=timed["prepare_s"],
+            prepare_per_pod_ms=timed["prepare_s"] / count * 1e3,
+            unprepare_all_s=timed["unprepare_s"],
+            unprepare_per_pod_ms=timed["unprepare_s"] / count * 1e3,
+            prepare_peak_kib=traced["prepare_peak"] / 1024,
+            unprepare_peak_kib=traced["unprepare_peak"] / 1024,
+            checkpoint_bytes_full=int(timed["checkpoint_bytes"]),
+        )
+
+
+def entries(count: int) -> list[ClaimInfoState]:
+    """``count`` claims shaped like the fake driver's: one device, one CDI ID, one pod."""
+    out = []
+    for i in range(count):
+        device = Device("node-1", f"gpu-{i}", ("gpu",), (f"{DRIVER}/gpu=gpu-{i}",))
+        out.append(
+            ClaimInfoState(
+                claim_uid=f"0b5f1c2e-0000-4000-8000-{i:012d}",
+                claim_name=f"claim-{i}",
+                namespace="default",
+                pod_uids={f"9d4c3b2a-0000-4000-8000-{i:012d}"},
+                driver_state={DRIVER: DriverState(devices=[device])},
+            )
+        )
+    return out
+
+
+def bench_checkpoint(sizes: list[int], writes: int, state_dir: str | None) -> None:
+    root = short_dir("drb-ckpt-", state_dir)
+    try:
+        store = FileCheckpointStore(Path(root) / DRA_MANAGER_STATE_FILE)
+        for count in sizes:
+            states = entries(count)
+            store.store(states)  # the file already holds E entries, as in a running kubelet
+            encode, total = [], []
+            for _ in range(writes):
+                start = time.perf_counter()
+                blob = codec.encode(states)
+                encode.append(time.perf_counter() - start)
+                start = time.perf_counter()
+                store.store(states)
+                total.append(time.perf_counter() - start)
+            write_s = statistics.median(total)
+            encode_s = statistics.median(encode)
+            result(
+                "checkpoint_write",
+                entries=count,
+                bytes=len(blob),
+                write_ms=write_s * 1e3,
+                encode_ms=encode_s * 1e3,
+                file_ops_ms=max(write_s - encode_s, 0.0) * 1e3,
+                us_per_entry=(write_s / count * 1e6) if count else 0.0,
+                encode_us_per_entry=(encode_s / count * 1e6) if count else 0.0,
+                bytes_per_entry=(len(blob) / count) if count else 0.0,
+            )
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _sizes(text: str) -> list[int]:
+    return [int(part) for part in text.split(",") if part.strip()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pods", default="1,10,100,1000", help="comma-separated pod counts")
+    parser.add_argument("--entries", default="0,1,10,100,1000,2000,5000", help="checkpoint sizes to write")
+    parser.add_argument("--writes", type=int, default=20, help="timed writes per checkpoint size")
+    parser.add_argument("--state-dir", default=None, help="where checkpoint/CDI/driver-state files go")
+    parser.add_argument("--only", choices=["pods", "checkpoint"], default=None, help="run one part")
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, for the smoke test")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.pods, args.entries, args.writes = "1,3", "0,1,10", 3
+    print(f"# scale: {machine()}; state_dir={args.state_dir or '/tmp'}")
+    if args.only in (None, "pods"):
+        bench_pods(_sizes(args.pods), args.state_dir)
+    if args.only in (None, "checkpoint"):
+        bench_checkpoint(_sizes(args.entries), args.writes, args.state_dir)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,84 @@
+"""Each benchmark script runs in its quick mode and prints its result lines.
+
+No timing is asserted: speed is measured by the benchmarks themselves and recorded
+in docs/performance.md. This only keeps the scripts from rotting.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+NUMBER = r"[0-9.e+-]+"
+
+
+def run(script: str, *args: str) -> str:
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(BENCHMARKS.parent), os.environ.get("PYTHONPATH", "")]),
+    }
+    proc = subprocess.run(
+        [sys.executable, str(BENCHMARKS / script), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=BENCHMARKS,
+        env=env,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def results(output: str) -> dict[str, list[dict[str, str]]]:
+    found: dict[str, list[dict[str, str]]] = {}
+    for line in output.splitlines():
+        if line.startswith("RESULT "):
+            name, *pairs = line.split()[1:]
+            found.setdefault(name, []).append(dict(pair.split("=", 1) for pair in pairs))
+    return found
+
+
+@pytest.mark.timeout(90)
+def test_rpc_overhead_quick() -> None:
+    found = results(run("rpc_overhead.py", "--quick"))
+    for name in (
+        "bare_unary_call",
+        "bare_cycle",
+        "kubelet_core_cycle",
+        "driver_cycle_raw_stubs",
+        "harness_cycle",
+    ):
+        (line,) = found[name]
+        assert line["n"] == "20"
+        assert float(line["median_us"]) > 0
+    (ratio,) = found["ratio"]
+    assert float(ratio["harness_over_bare_cycle"]) > 0
+
+
+@pytest.mark.timeout(90)
+def test_scale_quick() -> None:
+    found = results(run("scale.py", "--quick"))
+    assert [line["pods"] for line in found["pods"]] == ["1", "3"]
+    for line in found["pods"]:
+        assert float(line["prepare_all_s"]) > 0
+        assert float(line["prepare_peak_kib"]) > 0
+        assert int(line["checkpoint_bytes_full"]) > 0
+    writes = found["checkpoint_write"]
+    assert [line["entries"] for line in writes] == ["0", "1", "10"]
+    sizes = [int(line["bytes"]) for line in writes]
+    assert sizes == sorted(sizes)
+    assert sizes[0] < sizes[1] < sizes[2]
+
+
+@pytest.mark.timeout(90)
+def test_apiserver_bench_small() -> None:
+    output = run("apiserver_bench.py", "--gets", "20", "--events", "50")
+    assert re.search(rf"GET claim \(in-process\)\s+n=20\s+mean=\s*{NUMBER}us", output), output
+    assert "WATCH events" in output, output
