@@ -93,7 +93,8 @@ def load_profile(value: str, base: Path) -> ProfileOverride:
 
 def _decode(mapping: Mapping[str, Any], source: str, loc: Loc) -> ProfileOverride:
     decoder = Decoder(source)
-    profile = decoder.decode_dataclass(dict(mapping), KubeletProfile, "kubelet", loc)
+    data = mapping if isinstance(mapping, dict) else dict(mapping)
+    profile = decoder.decode_dataclass(data, KubeletProfile, "kubelet", getattr(mapping, "loc", loc))
     if profile is INVALID or decoder.problems:
         problems = "; ".join(str(p) for p in decoder.problems) or "invalid kubelet profile"
         raise ConfigError(f"kubelet profile: {problems}")

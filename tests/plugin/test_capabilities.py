@@ -1,0 +1,97 @@
+"""Skipping what the driver under test cannot do, with the reason (as csi-sanity does)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+HEALTH = """\
+apiVersion: drasim.dev/v1alpha1
+kind: Scenario
+metadata: {name: health-report, description: a device turns unhealthy}
+spec:
+  driver:
+    fake: {name: gpu.example.com, health: true}
+  claims:
+    - {name: gpu}
+  steps:
+    - startPod: {name: a, claims: [gpu]}
+    - setDeviceHealth: {device: gpu-0, health: Unhealthy}
+"""
+
+TAGGED = """\
+apiVersion: drasim.dev/v1alpha1
+kind: Scenario
+metadata: {name: needs-sharing, description: tagged with a custom capability, tags: ["requires:gpu-sharing"]}
+spec:
+  driver:
+    fake: {name: gpu.example.com}
+  steps:
+    - expectRegistered: {}
+"""
+
+# Never started: every scenario that would use it is skipped first.
+NEVER_STARTED = "/nonexistent/driver --node {node}"
+
+
+def test_fake_driver_has_the_fake_capabilities(pytester: pytest.Pytester, write) -> None:  # type: ignore[no-untyped-def]
+    write("drasim_health.yaml", HEALTH)
+    pytester.runpytest("-q").assert_outcomes(passed=1)
+
+
+def test_real_driver_without_health_skips_with_reason(pytester: pytest.Pytester, write) -> None:  # type: ignore[no-untyped-def]
+    write("drasim_health.yaml", HEALTH)
+    result = pytester.runpytest(
+        "-q", "-rs", "--drasim-driver-cmd", NEVER_STARTED, "--drasim-report-dir", "out"
+    )
+    result.assert_outcomes(skipped=1)
+    out = result.stdout.str()
+    assert "real driver lacks capability 'health'" in out
+    assert "setDeviceHealth at" in out and "drasim_health.yaml:11:7" in out
+    assert "lacks capability 'fake-plugin'" in out
+    report = json.loads((pytester.path / "out" / "drasim-report.json").read_text())
+    (entry,) = report["results"]
+    assert entry["status"] == "skipped"
+    assert "lacks capability 'health'" in entry["skipReason"]
+
+
+def test_declared_capability_is_not_enough_for_fake_only_steps(pytester: pytest.Pytester, write) -> None:  # type: ignore[no-untyped-def]
+    write("drasim_health.yaml", HEALTH)
+    result = pytester.runpytest(
+        "-q", "-rs", "--drasim-driver-cmd", NEVER_STARTED, "--drasim-capability", "health,fake-plugin"
+    )
+    result.assert_outcomes(skipped=1)
+    out = result.stdout.str()
+    assert "lacks capability 'fake-plugin'" in out
+    assert "lacks capability 'health'" not in out
+
+
+def test_requires_tag(pytester: pytest.Pytester, write) -> None:  # type: ignore[no-untyped-def]
+    write("drasim_tagged.yaml", TAGGED)
+    skipped = pytester.runpytest("-q", "-rs")
+    skipped.assert_outcomes(skipped=1)
+    skipped.stdout.fnmatch_lines(
+        ["*the fake plugin lacks capability 'gpu-sharing' (tagged 'requires:gpu-sharing')*"]
+    )
+    pytester.runpytest("-q", "--drasim-capability", "gpu-sharing").assert_outcomes(passed=1)
+
+
+def test_marker_on_python_tests(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\ndrasim_capabilities =\n    health\n")
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.drasim_requires("health")
+        def test_health():
+            pass
+
+        @pytest.mark.drasim_requires("admin-access")
+        def test_admin():
+            pass
+        """
+    )
+    result = pytester.runpytest("-q", "-rs", "--drasim-driver-cmd", NEVER_STARTED, "--strict-markers")
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*drasim: real driver lacks capability 'admin-access'*--drasim-capability*"])

@@ -1,0 +1,47 @@
+"""A failing scenario shows its step, message and diff, not a Python traceback."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def test_failure_shows_step_message_and_diff(pytester: pytest.Pytester, write, scenario_text) -> None:  # type: ignore[no-untyped-def]
+    write("drasim_wrong.yaml", scenario_text("wrong-count", count=2))
+    result = pytester.runpytest("-q")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*scenario: wrong-count*",
+            "Failing step 1: expectCalls {node_prepare_resources: 2}*drasim_wrong.yaml:14:7*",
+            "expected 2 NodePrepareResources calls since the start; found 1",
+            "Expected vs actual:",
+            "*-NodePrepareResources: 2",
+            "*+NodePrepareResources: 1",
+            "Journal tail:",
+            "Reproduce: drasim run *drasim_wrong.yaml -k wrong-count",
+        ]
+    )
+    out = result.stdout.str()
+    assert "Traceback" not in out
+    assert "def runtest" not in out
+    assert "run_scenario(" not in out
+
+
+def test_setup_error_is_reported_as_failure(pytester: pytest.Pytester, write) -> None:  # type: ignore[no-untyped-def]
+    write(
+        "drasim_crash.yaml",
+        """\
+        apiVersion: drasim.dev/v1alpha1
+        kind: Scenario
+        metadata: {name: driver-cannot-start, description: the driver command does not exist}
+        spec:
+          driver:
+            command: {name: gpu.example.com, args: [/nonexistent/driver-binary]}
+          steps:
+            - expectRegistered: {}
+        """,
+    )
+    result = pytester.runpytest("-q")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*cannot start driver command /nonexistent/driver-binary*"])
+    assert "Traceback" not in result.stdout.str()

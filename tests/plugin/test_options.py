@@ -1,0 +1,97 @@
+"""Options, ini keys and the UsageErrors for bad values."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--drasim-time-scale", "0"], "--drasim-time-scale must be a positive number, got '0'"),
+        (["--drasim-time-scale", "fast"], "--drasim-time-scale: expected a number, got 'fast'"),
+        (
+            ["--drasim-suite", "nope"],
+            "--drasim-suite: unknown suite 'nope'; valid suites: conformance, kubelet, all",
+        ),
+        (["--drasim-driver-name", "x.example.com"], "--drasim-driver-name needs --drasim-driver-cmd"),
+        (["--drasim-driver-cmd", "drv --node {nodename}"], "unknown placeholder {nodename}"),
+        (["--drasim-driver-cmd", "drv 'unclosed"], "--drasim-driver-cmd: cannot split"),
+        (
+            ["--drasim-kubelet-profile", "missing.yaml"],
+            "neither a named profile (default, v1-only, v1beta1-only)",
+        ),
+        (["--drasim-capability", "Has Space"], "invalid capability name 'Has Space'"),
+    ],
+)
+def test_usage_errors(pytester: pytest.Pytester, args: list[str], message: str) -> None:
+    result = pytester.runpytest(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert message in result.stderr.str()
+    assert "Traceback" not in result.stderr.str()
+
+
+def test_profile_file_with_a_wrong_field(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", profile="kubelet:\n  timeScal: 0.5\n")
+    result = pytester.runpytest("--drasim-kubelet-profile", "profile.yaml")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*profile.yaml:2:3: kubelet: unknown field 'timeScal'*Did you mean 'timeScale'*"]
+    )
+
+
+def test_report_dir_that_is_a_file(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".txt", taken="x")
+    result = pytester.runpytest("--drasim-report-dir", "taken.txt")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "exists and is not a directory" in result.stderr.str()
+
+
+def test_ini_keys_configure_the_run(pytester: pytest.Pytester, write, scenario_text) -> None:  # type: ignore[no-untyped-def]
+    pytester.makeini("[pytest]\ndrasim_report_dir = out\ndrasim_time_scale = 0.02\n")
+    write("drasim_one.yaml", scenario_text("one"))
+    result = pytester.runpytest("-q")
+    result.assert_outcomes(passed=1)
+    report = json.loads((pytester.path / "out" / "drasim-report.json").read_text())
+    assert report["environment"]["timeScale"] == 0.02
+    assert report["summary"]["passed"] == 1
+    assert (pytester.path / "out" / "drasim-report.xml").read_text().startswith("<?xml")
+    assert "<html" in (pytester.path / "out" / "drasim-report.html").read_text()
+
+
+def test_command_line_wins_over_ini(pytester: pytest.Pytester, write, scenario_text) -> None:  # type: ignore[no-untyped-def]
+    pytester.makeini("[pytest]\ndrasim_time_scale = -1\n")
+    write("drasim_one.yaml", scenario_text("one"))
+    bad = pytester.runpytest("-q")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    good = pytester.runpytest("-q", "--drasim-time-scale", "0.02")
+    good.assert_outcomes(passed=1)
+
+
+SERVICE_CHECK = """\
+apiVersion: drasim.dev/v1alpha1
+kind: Scenario
+metadata: {name: negotiated-service, description: which service the kubelet picked}
+spec:
+  driver:
+    fake: {name: gpu.example.com}
+  steps:
+    - expectRegistered: {service: v1beta1.DRAPlugin}
+"""
+
+
+def test_named_kubelet_profile(pytester: pytest.Pytester, write) -> None:  # type: ignore[no-untyped-def]
+    # The default kubelet prefers v1 (proven by the first run); the profile leaves it only v1beta1.
+    write("drasim_service.yaml", SERVICE_CHECK.replace("v1beta1.DRAPlugin", "v1.DRAPlugin"))
+    pytester.runpytest("-q").assert_outcomes(passed=1)
+    write("drasim_service.yaml", SERVICE_CHECK)
+    pytester.runpytest("-q", "--drasim-kubelet-profile", "v1beta1-only").assert_outcomes(passed=1)
+
+
+def test_kubelet_profile_file(pytester: pytest.Pytester, write) -> None:  # type: ignore[no-untyped-def]
+    write("drasim_service.yaml", SERVICE_CHECK)
+    write("profiles/old.yaml", "services: [v1beta1.DRAPlugin]\ntimers: {callTimeout: 20}\n")
+    result = pytester.runpytest("-q", "--drasim-kubelet-profile", "profiles/old.yaml")
+    result.assert_outcomes(passed=1)

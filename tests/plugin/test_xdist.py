@@ -1,0 +1,27 @@
+"""Scenarios and node fixtures in parallel under pytest-xdist: no socket or port clashes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+
+def test_scenarios_under_xdist_with_reports(pytester: pytest.Pytester, write, scenario_text) -> None:  # type: ignore[no-untyped-def]
+    for index in range(4):
+        write(f"drasim_{index}.yaml", scenario_text(f"parallel-{index}"))
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.parametrize("n", range(3))
+        def test_node(drasim_node, n):
+            drasim_node.step({"expectRegistered": {"connected": True}})
+            assert drasim_node.kubeconfig().exists()
+        """
+    )
+    result = pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider", "--drasim-report-dir", "out")
+    result.assert_outcomes(passed=7)
+    report = json.loads((pytester.path / "out" / "drasim-report.json").read_text())
+    assert report["summary"]["passed"] == 4
+    assert sorted(r["name"] for r in report["results"]) == [f"parallel-{i}" for i in range(4)]
