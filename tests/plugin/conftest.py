@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+import importlib
 import textwrap
+from collections.abc import Callable
 
 import pytest
 
 # pytester's in-process runs forget every module imported during the run, and with
 # PYTHONDONTWRITEBYTECODE each re-import compiles (and assertion-rewrites) again.
 # Importing what a scenario run needs once, here, keeps each inner run fast.
-import drasim.allocator.allocate
-import drasim.runner.actions
-import drasim.runner.checks
-import drasim.runner.health
-import drasim.runner.run
-import fake_plugins.driver
-import fake_plugins.slices
+for _module in (
+    "drasim.allocator.allocate",
+    "drasim.runner.actions",
+    "drasim.runner.checks",
+    "drasim.runner.health",
+    "drasim.runner.run",
+    "fake_plugins.driver",
+    "fake_plugins.slices",
+):
+    importlib.import_module(_module)
 
 PASSING = """\
 apiVersion: drasim.dev/v1alpha1
@@ -41,7 +46,7 @@ def make_scenario_text(name: str, *, count: int = 1, tags: str = "demo") -> str:
 
 
 @pytest.fixture
-def scenario_text():  # type: ignore[no-untyped-def]
+def scenario_text() -> Callable[..., str]:
     """``scenario_text(name, count=1, tags="demo")`` -> the text of a small scenario."""
     return make_scenario_text
 
@@ -53,7 +58,7 @@ def _lean_inner_runs(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch)
 
 
 @pytest.fixture
-def write(pytester: pytest.Pytester):  # type: ignore[no-untyped-def]
+def write(pytester: pytest.Pytester) -> Callable[[str, str], None]:
     """``write(relative_path, text)``: a file in the pytester directory (parents created)."""
 
     def make(path: str, text: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -35,12 +36,12 @@ spec:
 NEVER_STARTED = "/nonexistent/driver --node {node}"
 
 
-def test_fake_driver_has_the_fake_capabilities(pytester: pytest.Pytester, write) -> None:  # type: ignore[no-untyped-def]
+def test_fake_driver_has_the_fake_capabilities(pytester: pytest.Pytester, write: Any) -> None:
     write("drasim_health.yaml", HEALTH)
     pytester.runpytest("-q").assert_outcomes(passed=1)
 
 
-def test_real_driver_without_health_skips_with_reason(pytester: pytest.Pytester, write) -> None:  # type: ignore[no-untyped-def]
+def test_real_driver_without_health_skips_with_reason(pytester: pytest.Pytester, write: Any) -> None:
     write("drasim_health.yaml", HEALTH)
     result = pytester.runpytest(
         "-q", "-rs", "--drasim-driver-cmd", NEVER_STARTED, "--drasim-report-dir", "out"
@@ -48,7 +49,8 @@ def test_real_driver_without_health_skips_with_reason(pytester: pytest.Pytester,
     result.assert_outcomes(skipped=1)
     out = result.stdout.str()
     assert "real driver lacks capability 'health'" in out
-    assert "setDeviceHealth at" in out and "drasim_health.yaml:11:7" in out
+    assert "setDeviceHealth at" in out
+    assert "drasim_health.yaml:11:7" in out
     assert "lacks capability 'fake-plugin'" in out
     report = json.loads((pytester.path / "out" / "drasim-report.json").read_text())
     (entry,) = report["results"]
@@ -56,7 +58,7 @@ def test_real_driver_without_health_skips_with_reason(pytester: pytest.Pytester,
     assert "lacks capability 'health'" in entry["skipReason"]
 
 
-def test_declared_capability_is_not_enough_for_fake_only_steps(pytester: pytest.Pytester, write) -> None:  # type: ignore[no-untyped-def]
+def test_declared_capability_is_not_enough_for_fake_only_steps(pytester: pytest.Pytester, write: Any) -> None:
     write("drasim_health.yaml", HEALTH)
     result = pytester.runpytest(
         "-q", "-rs", "--drasim-driver-cmd", NEVER_STARTED, "--drasim-capability", "health,fake-plugin"
@@ -67,7 +69,7 @@ def test_declared_capability_is_not_enough_for_fake_only_steps(pytester: pytest.
     assert "lacks capability 'health'" not in out
 
 
-def test_requires_tag(pytester: pytest.Pytester, write) -> None:  # type: ignore[no-untyped-def]
+def test_requires_tag(pytester: pytest.Pytester, write: Any) -> None:
     write("drasim_tagged.yaml", TAGGED)
     skipped = pytester.runpytest("-q", "-rs")
     skipped.assert_outcomes(skipped=1)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 CONFIGMAP = """\
@@ -12,13 +14,17 @@ data: {a: b}
 """
 
 
-def test_one_item_per_scenario_named_after_it(pytester: pytest.Pytester, write, scenario_text) -> None:  # type: ignore[no-untyped-def]
+def test_one_item_per_scenario_named_after_it(
+    pytester: pytest.Pytester, write: Any, scenario_text: Any
+) -> None:
     write("drasim_pair.yaml", scenario_text("first") + "---\n" + scenario_text("second"))
     result = pytester.runpytest("--collect-only", "-q")
     result.stdout.fnmatch_lines(["drasim_pair.yaml::first", "drasim_pair.yaml::second", "2 tests collected*"])
 
 
-def test_only_scenario_documents_are_collected(pytester: pytest.Pytester, write, scenario_text) -> None:  # type: ignore[no-untyped-def]
+def test_only_scenario_documents_are_collected(
+    pytester: pytest.Pytester, write: Any, scenario_text: Any
+) -> None:
     write("drasim_mixed.yaml", CONFIGMAP + "---\n" + scenario_text("mixed") + "---\n" + CONFIGMAP)
     write("drasim_manifest.yaml", CONFIGMAP)
     result = pytester.runpytest("--collect-only", "-q")
@@ -27,7 +33,7 @@ def test_only_scenario_documents_are_collected(pytester: pytest.Pytester, write,
     assert result.ret == 0
 
 
-def test_item_points_at_the_document_line(pytester: pytest.Pytester, write, scenario_text) -> None:  # type: ignore[no-untyped-def]
+def test_item_points_at_the_document_line(pytester: pytest.Pytester, write: Any, scenario_text: Any) -> None:
     write("drasim_lines.yaml", CONFIGMAP + "---\n" + scenario_text("second-doc"))
     items, _ = pytester.inline_genitems()
     assert [i.name for i in items] == ["second-doc"]
@@ -38,7 +44,7 @@ def test_item_points_at_the_document_line(pytester: pytest.Pytester, write, scen
     assert items[0].location[1] == line
 
 
-def test_default_globs(pytester: pytest.Pytester, write, scenario_text) -> None:  # type: ignore[no-untyped-def]
+def test_default_globs(pytester: pytest.Pytester, write: Any, scenario_text: Any) -> None:
     write("scenarios/deep/inner/a.yaml", scenario_text("under-scenarios"))
     write("sub/drasim_b.yaml", scenario_text("named-drasim"))
     write("sub/scenarios/c.yaml", scenario_text("not-at-root"))
@@ -51,7 +57,7 @@ def test_default_globs(pytester: pytest.Pytester, write, scenario_text) -> None:
     assert "other-name" not in out
 
 
-def test_ini_globs_and_root(pytester: pytest.Pytester, write, scenario_text) -> None:  # type: ignore[no-untyped-def]
+def test_ini_globs_and_root(pytester: pytest.Pytester, write: Any, scenario_text: Any) -> None:
     pytester.makeini("[pytest]\ndrasim_root = suite\ndrasim_scenario_globs =\n    checks/*.yaml\n")
     write("suite/checks/a.yaml", scenario_text("in-checks"))
     write("checks/b.yaml", scenario_text("outside-root"))
@@ -73,7 +79,7 @@ def test_invalid_scenario_is_a_located_collection_error(
     assert result.ret == pytest.ExitCode.INTERRUPTED
 
 
-def test_tags_are_keywords(pytester: pytest.Pytester, write, scenario_text) -> None:  # type: ignore[no-untyped-def]
+def test_tags_are_keywords(pytester: pytest.Pytester, write: Any, scenario_text: Any) -> None:
     write("drasim_tags.yaml", scenario_text("tagged", tags="prepare") + "---\n" + scenario_text("untagged"))
     result = pytester.runpytest("--collect-only", "-q", "-k", "prepare")
     result.stdout.fnmatch_lines(["drasim_tags.yaml::tagged", "1/2 tests collected*"])

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 
-def test_failure_shows_step_message_and_diff(pytester: pytest.Pytester, write, scenario_text) -> None:  # type: ignore[no-untyped-def]
+def test_failure_shows_step_message_and_diff(
+    pytester: pytest.Pytester, write: Any, scenario_text: Any
+) -> None:
     write("drasim_wrong.yaml", scenario_text("wrong-count", count=2))
     result = pytester.runpytest("-q")
     result.assert_outcomes(failed=1)
@@ -27,7 +31,7 @@ def test_failure_shows_step_message_and_diff(pytester: pytest.Pytester, write, s
     assert "run_scenario(" not in out
 
 
-def test_setup_error_is_reported_as_failure(pytester: pytest.Pytester, write) -> None:  # type: ignore[no-untyped-def]
+def test_setup_error_is_reported_as_failure(pytester: pytest.Pytester, write: Any) -> None:
     write(
         "drasim_crash.yaml",
         """\

@@ -45,7 +45,10 @@ def test_node_factory_and_journal(pytester: pytest.Pytester) -> None:
         def test_scenario_and_run(drasim_scenario, drasim_run):
             scenario = drasim_scenario(
                 "from-python", claims=["gpu"],
-                steps=[{"startPod": {"name": "a", "claims": ["gpu"]}}, {"expectCalls": {"NodePrepareResources": 1}}],
+                steps=[
+                    {"startPod": {"name": "a", "claims": ["gpu"]}},
+                    {"expectCalls": {"NodePrepareResources": 1}},
+                ],
             )
             result = drasim_run(scenario)
             assert result.status == "passed", result.failure

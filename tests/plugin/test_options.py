@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -49,7 +50,7 @@ def test_report_dir_that_is_a_file(pytester: pytest.Pytester) -> None:
     assert "exists and is not a directory" in result.stderr.str()
 
 
-def test_ini_keys_configure_the_run(pytester: pytest.Pytester, write, scenario_text) -> None:  # type: ignore[no-untyped-def]
+def test_ini_keys_configure_the_run(pytester: pytest.Pytester, write: Any, scenario_text: Any) -> None:
     pytester.makeini("[pytest]\ndrasim_report_dir = out\ndrasim_time_scale = 0.02\n")
     write("drasim_one.yaml", scenario_text("one"))
     result = pytester.runpytest("-q")
@@ -61,7 +62,7 @@ def test_ini_keys_configure_the_run(pytester: pytest.Pytester, write, scenario_t
     assert "<html" in (pytester.path / "out" / "drasim-report.html").read_text()
 
 
-def test_command_line_wins_over_ini(pytester: pytest.Pytester, write, scenario_text) -> None:  # type: ignore[no-untyped-def]
+def test_command_line_wins_over_ini(pytester: pytest.Pytester, write: Any, scenario_text: Any) -> None:
     pytester.makeini("[pytest]\ndrasim_time_scale = -1\n")
     write("drasim_one.yaml", scenario_text("one"))
     bad = pytester.runpytest("-q")
@@ -82,7 +83,7 @@ spec:
 """
 
 
-def test_named_kubelet_profile(pytester: pytest.Pytester, write) -> None:  # type: ignore[no-untyped-def]
+def test_named_kubelet_profile(pytester: pytest.Pytester, write: Any) -> None:
     # The default kubelet prefers v1 (proven by the first run); the profile leaves it only v1beta1.
     write("drasim_service.yaml", SERVICE_CHECK.replace("v1beta1.DRAPlugin", "v1.DRAPlugin"))
     pytester.runpytest("-q").assert_outcomes(passed=1)
@@ -90,7 +91,7 @@ def test_named_kubelet_profile(pytester: pytest.Pytester, write) -> None:  # typ
     pytester.runpytest("-q", "--drasim-kubelet-profile", "v1beta1-only").assert_outcomes(passed=1)
 
 
-def test_kubelet_profile_file(pytester: pytest.Pytester, write) -> None:  # type: ignore[no-untyped-def]
+def test_kubelet_profile_file(pytester: pytest.Pytester, write: Any) -> None:
     write("drasim_service.yaml", SERVICE_CHECK)
     write("profiles/old.yaml", "services: [v1beta1.DRAPlugin]\ntimers: {callTimeout: 20}\n")
     result = pytester.runpytest("-q", "--drasim-kubelet-profile", "profiles/old.yaml")

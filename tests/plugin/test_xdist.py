@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
 
-def test_scenarios_under_xdist_with_reports(pytester: pytest.Pytester, write, scenario_text) -> None:  # type: ignore[no-untyped-def]
+def test_scenarios_under_xdist_with_reports(
+    pytester: pytest.Pytester, write: Any, scenario_text: Any
+) -> None:
     for index in range(4):
         write(f"drasim_{index}.yaml", scenario_text(f"parallel-{index}"))
     pytester.makepyfile(
