@@ -313,12 +313,22 @@ class World:
         mark = self.journal.mark()
         timeout = float(getattr(handle.spec, "start_timeout", REGISTRATION_TIMEOUT) or REGISTRATION_TIMEOUT)
 
+        def outcomes() -> list[dict[str, Any]]:
+            # A deregistration (of the instance this one replaces) is not an attempt; a
+            # failed GetInfo is journaled without a driver name.
+            return [
+                dict(e)
+                for e in self.journal.events("registration", since_seq=mark)
+                if (e.get("outcome") == "registered" and e.get("driver") == driver)
+                or (e.get("outcome") == "failed" and e.get("driver") in (driver, None))
+            ]
+
         def attempted() -> bool:
             host.sync(timeout=1.0)
-            return bool(self.journal.events("registration", since_seq=mark, driver=driver))
+            return bool(outcomes())
 
         handle.process.wait_until(attempted, timeout=timeout, what=f"driver {driver} to register")
-        outcome = self.journal.events("registration", since_seq=mark, driver=driver)[-1]
+        outcome = outcomes()[-1]
         if outcome.get("outcome") != "registered":
             return
         if outcome.get("socket"):
