@@ -1,0 +1,103 @@
+"""``drasim run --driver-cmd``: registration wait, restart, kill, output capture and cleanup, for real."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from drasim.cli import main
+from drasim.scenario import builtin_scenario_dir
+
+HERE = Path(__file__).parent
+CONFORMANCE = builtin_scenario_dir() / "conformance"
+
+
+def _process_events(result: dict[str, Any]) -> list[dict[str, Any]]:
+    return [e for e in result["journal"] if e["kind"] == "plugin-process"]
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_conformance_scenarios_through_a_driver_process(tmp_path: Path, driver_cmd: str) -> None:
+    report_path = tmp_path / "report.json"
+    files = [
+        CONFORMANCE / "prepare-unprepare-round-trip.yaml",
+        CONFORMANCE / "plugin-restart-keeps-state.yaml",
+        HERE / "scenarios" / "process-lifecycle.yaml",
+    ]
+    code = main(["run", *map(str, files), "--driver-cmd", driver_cmd, "-j", "3", "--json", str(report_path)])
+    report = json.loads(report_path.read_text())
+    failures = {r["name"]: r["failure"] for r in report["results"] if r["status"] != "passed"}
+    assert code == 0, failures
+    results = {r["name"]: r for r in report["results"]}
+    assert report["environment"]["backend"] == "http"
+
+    # Registration: the process got the kubeconfig of the HTTP API server and every directory.
+    first = _process_events(results["conformance-prepare-unprepare-round-trip"])[0]
+    argv = first["argv"]
+    assert argv[:3] == [sys.executable, "-m", "fake_plugins"]
+    kubeconfig = Path(argv[argv.index("--kubeconfig") + 1])
+    assert kubeconfig.name == "kubeconfig"
+    workspace = kubeconfig.parent
+    assert argv[argv.index("--registry-dir") + 1] == str(workspace / "kubelet" / "plugins_registry")
+
+    # The devices came from the slices the process published over HTTP (the allocator used them).
+    prepares = [
+        e
+        for e in results["conformance-prepare-unprepare-round-trip"]["journal"]
+        if e["kind"] == "rpc" and e.get("side") == "kubelet" and e["method"].endswith("NodePrepareResources")
+    ]
+    (reply,) = [c for p in prepares for c in p["response"]["claims"].values()]
+    assert reply["devices"][0]["pool_name"] == "node-1"
+    assert reply["devices"][0]["device_name"].startswith("gpu-")
+
+    # restartPlugin: SIGTERM (exit 0), then a new process.
+    events = _process_events(results["conformance-plugin-restart-keeps-state"])
+    actions = [(e["action"], e["pid"]) for e in events]
+    assert [a for a, _ in actions] == ["started", "stopped", "started", "stopped"]
+    assert actions[0][1] == actions[1][1] != actions[2][1] == actions[3][1]
+    assert events[1]["returncode"] == 0
+
+    # killPlugin: SIGKILL (-9), then startPlugin and restartPlugin start new processes.
+    events = _process_events(results["e2e-process-kill-and-restart"])
+    assert [e["action"] for e in events] == ["started", "killed", "started", "stopped", "started", "stopped"]
+    assert events[1]["returncode"] == -9
+    assert len({e["pid"] for e in events}) == 3
+
+    # Output of every run is in the report, and nothing is left behind.
+    stderr = results["e2e-process-kill-and-restart"]["stderr"]
+    assert stderr.count("fake_plugins: gpu.example.com serving") == 3
+    assert "--- run 3 ---" in stderr
+    for result in results.values():
+        assert all(_gone(e["pid"]) for e in _process_events(result))
+    assert not workspace.exists()
+
+
+def test_driver_that_exits_is_an_error_with_its_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = "import sys; print('no devices found on this node', file=sys.stderr); sys.exit(3)"
+    command = shlex.join([sys.executable, "-c", script]) + " {node}"
+    report_path = tmp_path / "report.json"
+    code = main(
+        ["run", str(CONFORMANCE / "registration.yaml"), "--driver-cmd", command, "--json", str(report_path)]
+    )
+    assert code == 1
+    (result,) = json.loads(report_path.read_text())["results"]
+    assert result["status"] == "error"
+    message = result["failure"]["message"]
+    assert "driver exited with status 3 before driver gpu.example.com to register" in message
+    assert "no devices found on this node" in message
+    assert "no devices found on this node" in capsys.readouterr().out
