@@ -96,6 +96,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     violation = failure.violation
     print(f"VIOLATION {violation.describe()}")
+    if outcome.flaky:
+        print("  (flaky: it did not show again when replayed; timing-dependent, see the trace below)")
     print(f"shrunk to {len(failure.records)} steps:")
     for i, record in enumerate(failure.records, 1):
         start = failure.settle_from

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.control import current_build_context
+from hypothesis.errors import Flaky
 
 from drasim.explore.base import base_scenario
 from drasim.explore.execute import StepRecord, run_step
@@ -76,6 +77,8 @@ class ExploreOutcome:
     """Kubelet operations that failed legitimately (injected faults, stopped plugin...)."""
     duration: float = 0.0
     timed_out: bool = False
+    flaky: bool = False
+    """The violation did not show again on hypothesis' replay (timing-dependent)."""
     failure: Trace | None = None
     """The shrunk failing example, if an invariant broke."""
     example_choices: list[list[Choice]] = field(default_factory=list)
@@ -215,5 +218,10 @@ def explore(config: ExploreConfig, *, on_example: Callable[[Trace], None] | None
         example()
     except InvariantViolation as err:
         outcome.failure = holder.get("last") or Trace(choices=[], violation=err.violation)
+    except Flaky:
+        # The violation did not show again when hypothesis replayed it: report the last run that
+        # showed it (a timing-dependent failure; its reproducer may not fail every time).
+        outcome.failure = holder.get("failed")
+        outcome.flaky = True
     outcome.duration = time.monotonic() - started
     return outcome

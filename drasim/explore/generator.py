@@ -97,8 +97,13 @@ class StepGenerator:
         return []
 
     def final_steps(self) -> list[Step]:
-        """After :meth:`settle`: delete every remaining pod, reconcile, let the retries run."""
-        out = [
+        """After :meth:`settle`: a second passes, every remaining pod is deleted, reconcile, retries run.
+
+        The second lets the kubelet's plugin watcher rescan (it does every second upstream), so a
+        plugin instance started just before is registered when the deletions come.
+        """
+        out = [Step(name="advanceClock", args=S.AdvanceClock(seconds=1.0))]
+        out += [
             Step(name="deletePod", args=S.DeletePod(pod=name))
             for name in self.pods("Pending", "Running", "Terminating", "Succeeded")
         ]

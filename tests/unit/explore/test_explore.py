@@ -13,6 +13,7 @@ from drasim.explore.reproducer import write_reproducer
 from drasim.explore.violations import InvariantViolation
 from drasim.runner.run import run_scenario
 from drasim.runner.world import RunOptions
+from drasim.scenario.common import ErrorMatch
 from drasim.scenario.loader import load_file
 from drasim.scenario.steps import StartPod
 
@@ -108,6 +109,7 @@ def test_failed_operations_are_recorded_and_written_with_expect_error(tmp_path: 
     assert "code = Unavailable" in str(failed[0].error)
     written = failed[0].written.args
     assert isinstance(written, StartPod)
+    assert isinstance(written.expect_error, ErrorMatch)
     assert written.expect_error.contains == "prepare dynamic resources"
     # The settle phase clears faults and deletes the pending pod; written out, the run replays cleanly.
     repro = write_reproducer(trace, tmp_path, ExploreConfig(seed=0))
