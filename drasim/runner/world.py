@@ -243,8 +243,14 @@ class World:
         return publish
 
     def expand(self, obj: Any) -> Any:
-        """Replace ``$(DRIVER)`` and ``$(NODE)`` in every string of a manifest."""
+        """Replace ``$(DRIVER)`` and ``$(NODE)`` in every string of a manifest.
+
+        ``$(DRIVER)`` is the first driver's name: the ``--driver-name`` of a driver
+        command that replaced it, else the scenario's.
+        """
         first = self._driver_specs()[0].name
+        if self.options.driver_cmd and self.options.driver_name:
+            first = self.options.driver_name
         if isinstance(obj, str):
             return obj.replace("$(DRIVER)", first).replace("$(NODE)", self.node)
         if isinstance(obj, list):
@@ -286,6 +292,8 @@ class World:
         assert self.kubelet is not None
         host = self.kubelet.host
         handle = self.drivers.get(driver)
+        if handle is None:  # a --driver-name process is keyed by the scenario's driver name
+            handle = next((h for h in self.drivers.values() if h.name == driver), None)
         if isinstance(handle, ProcessDriverHandle):
             self._wait_process_registration(handle)
             return

@@ -19,6 +19,8 @@ def test_conformance_suite_against_a_driver_process(pytester: pytest.Pytester, d
         "conformance",
         "--drasim-driver-cmd",
         driver_cmd,
+        "--drasim-driver-name",  # not the scenarios' gpu.example.com: $(DRIVER) follows it
+        "tpu.example.com",
         "--drasim-report-dir",
         "out",
         "-k",
@@ -31,7 +33,10 @@ def test_conformance_suite_against_a_driver_process(pytester: pytest.Pytester, d
     report = json.loads((pytester.path / "out" / "drasim-report.json").read_text())
     assert report["environment"]["backend"] == "http"
     passed = [r for r in report["results"] if r["status"] == "passed"]
-    assert all("fake_plugins: gpu.example.com serving" in r["stderr"] for r in passed)
+    assert all("fake_plugins: tpu.example.com serving" in r["stderr"] for r in passed)
+    calls = [e for r in passed for e in r["journal"] if e["kind"] == "rpc" and e.get("side") == "kubelet"]
+    assert calls
+    assert {e["driver"] for e in calls} == {"tpu.example.com"}
 
 
 def test_node_fixture_drives_a_driver_process(pytester: pytest.Pytester, driver_cmd: str) -> None:
