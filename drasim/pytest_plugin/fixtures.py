@@ -10,17 +10,19 @@ listens on a free port, so tests run in parallel under pytest-xdist.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from drasim.pytest_plugin.factory import PodClaimFactory
-from drasim.pytest_plugin.harness import ApiServerHarness, DrasimNode, JournalAssertions, build_scenario
 from drasim.pytest_plugin.options import Settings, settings_of
-from drasim.report.model import ScenarioResult
-from drasim.runner.drivers import DriverHandle
-from drasim.runner.world import RunOptions
-from drasim.scenario.schema import Scenario
+
+if TYPE_CHECKING:  # the runner is imported when a fixture is used, not when pytest starts
+    from drasim.pytest_plugin.harness import ApiServerHarness, DrasimNode, JournalAssertions
+    from drasim.report.model import ScenarioResult
+    from drasim.runner.drivers import DriverHandle
+    from drasim.runner.world import RunOptions
+    from drasim.scenario.schema import Scenario
 
 _NODE_KEYS = {"driver", "drivers", "claims", "objects", "kubelet", "api_server", "tags"}
 
@@ -40,6 +42,8 @@ def drasim_run_options(drasim_settings: Settings) -> RunOptions:
 @pytest.fixture
 def drasim_scenario(drasim_settings: Settings) -> Callable[..., Scenario]:
     """``make(name=..., driver=..., claims=..., steps=[...], ...) -> Scenario`` (profile applied)."""
+
+    from drasim.pytest_plugin.harness import build_scenario
 
     def make(name: str = "python-test", **kwargs: Any) -> Scenario:
         return drasim_settings.prepare(build_scenario(name, **kwargs))
@@ -71,6 +75,8 @@ def drasim_node(request: pytest.FixtureRequest, drasim_settings: Settings) -> It
                 pytrace=False,
             )
         kwargs.update(mark.kwargs)
+    from drasim.pytest_plugin.harness import DrasimNode, build_scenario
+
     name = "py-" + "".join(ch if ch.isalnum() else "-" for ch in request.node.name.lower())[:50].strip("-")
     scenario = drasim_settings.prepare(build_scenario(name, **kwargs))
     node = DrasimNode(scenario, drasim_settings.run_options())
@@ -90,12 +96,16 @@ def drasim_plugin(drasim_node: DrasimNode) -> DriverHandle:
 @pytest.fixture
 def drasim_journal(drasim_node: DrasimNode) -> JournalAssertions:
     """Assertions over the node's journal (gRPC calls, registrations, checkpoint writes, ...)."""
+    from drasim.pytest_plugin.harness import JournalAssertions
+
     return JournalAssertions(drasim_node.journal)
 
 
 @pytest.fixture
 def drasim_api_server() -> Iterator[ApiServerHarness]:
     """A standalone fake API server (in-memory store; ``.kubeconfig()`` starts HTTP on a free port)."""
+    from drasim.pytest_plugin.harness import ApiServerHarness
+
     harness = ApiServerHarness()
     try:
         yield harness

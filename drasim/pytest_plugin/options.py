@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -17,8 +17,10 @@ from drasim.conformance import FAKE_PLUGIN, KNOWN_CAPABILITIES, SUITES, check_ca
 from drasim.errors import ConfigError
 from drasim.pytest_plugin.profile import NAMED_PROFILES, ProfileOverride, load_profile
 from drasim.runner.process import PLACEHOLDERS, render_command
-from drasim.runner.world import RunOptions
-from drasim.scenario.schema import Scenario
+
+if TYPE_CHECKING:
+    from drasim.runner.world import RunOptions
+    from drasim.scenario.schema import Scenario
 
 DEFAULT_GLOBS = ("drasim_*.yaml", "scenarios/**/*.yaml")
 REPORT_NAMES = {"junit": "drasim-report.xml", "json": "drasim-report.json", "html": "drasim-report.html"}
@@ -113,6 +115,8 @@ class Settings:
 
     def run_options(self) -> RunOptions:
         """Runner options for every scenario."""
+        from drasim.runner.world import RunOptions
+
         return RunOptions(
             time_scale=self.time_scale,
             driver_cmd=self.driver_cmd,
