@@ -28,3 +28,11 @@ def test_scenarios_under_xdist_with_reports(
     report = json.loads((pytester.path / "out" / "drasim-report.json").read_text())
     assert report["summary"]["passed"] == 4
     assert sorted(r["name"] for r in report["results"]) == [f"parallel-{i}" for i in range(4)]
+
+
+def test_suite_under_xdist(pytester: pytest.Pytester) -> None:
+    # Workers get the suite directory from the controller's arguments and must not add it twice.
+    result = pytester.runpytest_subprocess(
+        "-n", "2", "--drasim-suite", "conformance", "-k", "round-trip or batched or shared"
+    )
+    result.assert_outcomes(passed=3)
