@@ -4,9 +4,9 @@ Part 1 (``pods``): for each N, a fresh node (in-memory API server, in-process
 FakeDriver on a unix socket, PluginHost, Manager with a FileCheckpointStore) gets N
 allocated claims, each reserved for its own pod; then every pod is prepared, one
 after the other, and then every pod is unprepared. Reported: wall time of each
-phase (a pass without tracemalloc), per-pod time, and the peak of Python
-allocations during each phase (a second pass under tracemalloc; memory held by
-gRPC's C core is not traced). The kubelet rewrites its checkpoint 2x per prepare
+phase (a pass without tracemalloc), per-pod time, and (``pods_memory``) the peak
+of Python allocations during each phase (a second, slower pass under
+tracemalloc; memory held by gRPC's C core is not traced). The kubelet rewrites its checkpoint 2x per prepare
 and 1x per unprepare, and the fake driver rewrites its own state file, so the
 total work grows with N^2 by design.
 
@@ -17,8 +17,9 @@ microseconds per entry. Linear per write means time/entry stays flat as E grows.
 
 Usage::
 
-    python benchmarks/scale.py [--pods 1,10,100,1000] [--entries 0,1,10,100,1000,5000]
-                               [--writes 20] [--state-dir DIR] [--only pods|checkpoint] [--quick]
+    python benchmarks/scale.py [--pods 1,10,100,1000] [--entries 0,1,10,100,1000,2000,5000]
+                               [--writes 20] [--state-dir DIR] [--only pods|checkpoint]
+                               [--no-memory] [--quick]
 """
 
 from __future__ import annotations
@@ -99,10 +100,9 @@ def run_pods(count: int, state_dir: str | None, *, trace: bool) -> dict[str, flo
         node.stop()
 
 
-def bench_pods(sizes: list[int], state_dir: str | None) -> None:
+def bench_pods(sizes: list[int], state_dir: str | None, *, memory: bool) -> None:
     for count in sizes:
         timed = run_pods(count, state_dir, trace=False)
-        traced = run_pods(count, state_dir, trace=True)
         result(
             "pods",
             pods=count,
@@ -110,10 +110,17 @@ def bench_pods(sizes: list[int], state_dir: str | None) -> None:
             prepare_per_pod_ms=timed["prepare_s"] / count * 1e3,
             unprepare_all_s=timed["unprepare_s"],
             unprepare_per_pod_ms=timed["unprepare_s"] / count * 1e3,
-            prepare_peak_kib=traced["prepare_peak"] / 1024,
-            unprepare_peak_kib=traced["unprepare_peak"] / 1024,
             checkpoint_bytes_full=int(timed["checkpoint_bytes"]),
         )
+        if memory:
+            traced = run_pods(count, state_dir, trace=True)
+            result(
+                "pods_memory",
+                pods=count,
+                prepare_peak_kib=traced["prepare_peak"] / 1024,
+                unprepare_peak_kib=traced["unprepare_peak"] / 1024,
+                traced_prepare_all_s=traced["prepare_s"],
+            )
 
 
 def entries(count: int) -> list[ClaimInfoState]:
@@ -176,13 +183,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--writes", type=int, default=20, help="timed writes per checkpoint size")
     parser.add_argument("--state-dir", default=None, help="where checkpoint/CDI/driver-state files go")
     parser.add_argument("--only", choices=["pods", "checkpoint"], default=None, help="run one part")
+    parser.add_argument("--no-memory", action="store_true", help="skip the tracemalloc pass (it is slow)")
     parser.add_argument("--quick", action="store_true", help="tiny sizes, for the smoke test")
     args = parser.parse_args(argv)
     if args.quick:
         args.pods, args.entries, args.writes = "1,3", "0,1,10", 3
     print(f"# scale: {machine()}; state_dir={args.state_dir or '/tmp'}")
     if args.only in (None, "pods"):
-        bench_pods(_sizes(args.pods), args.state_dir)
+        bench_pods(_sizes(args.pods), args.state_dir, memory=not args.no_memory)
     if args.only in (None, "checkpoint"):
         bench_checkpoint(_sizes(args.entries), args.writes, args.state_dir)
     return 0

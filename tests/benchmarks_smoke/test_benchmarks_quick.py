@@ -68,8 +68,10 @@ def test_scale_quick() -> None:
     assert [line["pods"] for line in found["pods"]] == ["1", "3"]
     for line in found["pods"]:
         assert float(line["prepare_all_s"]) > 0
-        assert float(line["prepare_peak_kib"]) > 0
         assert int(line["checkpoint_bytes_full"]) > 0
+    assert [line["pods"] for line in found["pods_memory"]] == ["1", "3"]
+    for line in found["pods_memory"]:
+        assert float(line["prepare_peak_kib"]) > 0
     writes = found["checkpoint_write"]
     assert [line["entries"] for line in writes] == ["0", "1", "10"]
     sizes = [int(line["bytes"]) for line in writes]
