@@ -45,6 +45,14 @@ def register(subparsers: Any) -> None:
         ),
     )
     parser.add_argument("--driver-name", metavar="NAME", help="the DRA driver name --driver-cmd registers")
+    parser.add_argument(
+        "--capability",
+        action="append",
+        default=[],
+        metavar="CAP",
+        help="with --driver-cmd: something the driver supports (e.g. health); scenarios needing "
+        "capabilities the driver lacks are skipped with the reason",
+    )
     parser.add_argument("--fail-fast", action="store_true", help="skip the rest after the first failure")
     parser.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="run N scenarios at a time")
     parser.add_argument(
@@ -99,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
         driver_name=args.driver_name,
         keep_workspace=args.keep_workspace,
         bugs=tuple(args.inject_bug),
+        capabilities=tuple(c for item in args.capability for c in item.split(",") if c),
     )
     environment = RunEnvironment(
         driver=args.driver_cmd or "fake",

@@ -123,6 +123,13 @@ def run_scenario(scenario: Scenario, options: RunOptions | None = None) -> Scena
         description=scenario.metadata.description,
         tags=list(scenario.metadata.tags),
     )
+    if options.driver_cmd:
+        from drasim.conformance import real_driver_skip_reason
+
+        reason = real_driver_skip_reason(scenario, options.capabilities)
+        if reason:
+            result.status, result.skip_reason = "skipped", reason
+            return result
     world = World(scenario, options)
     step: Step | None = None
     index: int | None = None

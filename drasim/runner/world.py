@@ -67,6 +67,8 @@ class RunOptions:
     """Leave the scenario's directory tree behind for inspection."""
     bugs: tuple[str, ...] = ()
     """Switch these fake-plugin bugs on in every fake driver (to prove scenarios catch them)."""
+    capabilities: tuple[str, ...] = ()
+    """What a ``driver_cmd`` driver supports (e.g. ``health``); scenarios needing more are skipped."""
 
 
 @dataclass

@@ -156,3 +156,19 @@ def test_setup_error_is_reported_not_raised(tmp_path: Path, capsys) -> None:
     out = capsys.readouterr().out
     assert code == 1
     assert "cannot start driver command /nonexistent/driver --flag" in out
+
+
+def test_real_driver_skips_fake_only_scenarios_with_reason(tmp_path: Path, capsys) -> None:
+    scenario = tmp_path / "fault.yaml"
+    scenario.write_text(
+        PASSING.replace(
+            "    - startPod: {name: a, claims: [gpu]}\n",
+            "    - fault: {plugin: {rpc: NodePrepareResources, code: UNAVAILABLE, times: 1}}\n"
+            "    - startPod: {name: a, claims: [gpu], expectError: Unavailable}\n",
+            1,
+        )
+    )
+    assert main(["run", str(scenario), "--driver-cmd", "/nonexistent/driver"]) == 0
+    out = capsys.readouterr().out
+    assert "0 passed, 0 failed, 1 skipped" in out
+    assert "injects a plugin fault" in out
