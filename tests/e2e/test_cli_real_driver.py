@@ -92,7 +92,8 @@ def test_driver_that_exits_is_an_error_with_its_stderr(
     command = shlex.join([sys.executable, "-c", script]) + " {node}"
     report_path = tmp_path / "report.json"
     code = main(
-        ["run", str(CONFORMANCE / "registration.yaml"), "--driver-cmd", command, "--json", str(report_path)]
+        ["run", str(CONFORMANCE / "prepare-unprepare-round-trip.yaml"), "--driver-cmd", command]
+        + ["--json", str(report_path)]
     )
     assert code == 1
     (result,) = json.loads(report_path.read_text())["results"]
