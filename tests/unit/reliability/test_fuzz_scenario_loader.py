@@ -1,11 +1,13 @@
 """Fuzzing drasim.scenario.load_text: any text gives Scenarios or a ScenarioError, quickly.
 
-Four generators, from blind to structure-aware: arbitrary text; YAML dumped from
-random JSON-like trees that use the schema's field names; line-level mutations of
-the built-in library's scenarios; and tree-level mutations of those scenarios
-(a node replaced by a random value, a key dropped or added). Every example must
-finish under the hypothesis deadline and never raise anything but ScenarioError,
-whose problems all name the file.
+Extends tests/unit/scenario/test_fuzz.py (arbitrary text, token soup, one mutated
+scenario, random step structures), without repeating it: random trees using the
+schema's field names at the ``spec`` level; line-level and tree-level mutations of
+every file of the built-in library (a node replaced by a random value, a key
+dropped or added); and named hostile inputs (billion laughs, recursive aliases,
+Python tags, deep nesting, ...). Every example must finish under the hypothesis
+deadline and never raise anything but ScenarioError, whose problems all name
+the file.
 """
 
 from __future__ import annotations
@@ -62,7 +64,7 @@ def test_the_library_is_there_and_loads() -> None:
         assert not isinstance(result, ScenarioError), f"{name}: {result}"
 
 
-# ---------------------------------------------------------------- blind text
+# ------------------------------------------------------- tokens for mutations
 
 YAML_TOKENS = st.sampled_from(
     [
@@ -73,18 +75,6 @@ YAML_TOKENS = st.sampled_from(
         "steps:\n", "%YAML 1.1\n", "\t", "\ufeff", "\x85", "\u2028",
     ]
 )  # fmt: skip
-
-
-@SETTINGS
-@given(st.text(max_size=400))
-def test_arbitrary_text(text: str) -> None:
-    check(text)
-
-
-@SETTINGS
-@given(st.lists(YAML_TOKENS | st.text(max_size=5), max_size=60).map("".join))
-def test_yaml_token_soup(text: str) -> None:
-    check(text)
 
 
 # ------------------------------------------------------------ random trees
