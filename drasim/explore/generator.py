@@ -29,7 +29,6 @@ Choice = tuple[int, int, int, int]
 MAX_CLAIMS = 3
 MAX_PODS = 8
 TEMPLATE = "gpu-template"
-ARG_RANGE = 64
 CLOCK_STEPS = (1.0, 30.0, 61.0, 91.0)
 DOWNTIMES = (0.0, 30.0)
 CODES: tuple[GrpcCode, ...] = ("UNAVAILABLE", "INTERNAL", "FAILED_PRECONDITION")
@@ -76,6 +75,7 @@ class StepGenerator:
     def step_for(self, choice: Choice) -> Step:
         """The step a choice stands for, in the world's current state."""
         rule, a, b, c = choice
+        rule %= len(RULES)
         for offset in range(len(RULES)):
             name, valid, build = RULES[(rule + offset) % len(RULES)]
             if valid(self):
