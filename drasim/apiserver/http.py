@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
-import tempfile
 import threading
 from http.server import ThreadingHTTPServer
 from pathlib import Path
@@ -28,6 +27,7 @@ import yaml
 from drasim.apiserver.handler import ApiRequestHandler
 from drasim.apiserver.store import ObjectStore
 from drasim.apiserver.watch import Watch
+from drasim.fsutil import atomic_write_text
 
 DEFAULT_MAX_BODY = 3 * 1024 * 1024  # upstream's request size limit is 3 MiB
 
@@ -181,21 +181,7 @@ class HttpApiServer:
 
     def write_kubeconfig(self, path: str | os.PathLike[str]) -> Path:
         """Write :meth:`kubeconfig` atomically (temp file, fsync, rename) and return the path."""
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        text = yaml.safe_dump(self.kubeconfig(), sort_keys=False)
-        fd, tmp = tempfile.mkstemp(prefix=".kubeconfig-", dir=target.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        return target
+        return atomic_write_text(path, yaml.safe_dump(self.kubeconfig(), sort_keys=False))
 
     def __enter__(self) -> HttpApiServer:
         return self.start()

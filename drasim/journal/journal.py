@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -18,6 +17,7 @@ from typing import Any, TypeGuard
 
 from drasim.clock import RealClock
 from drasim.errors import ConfigError
+from drasim.fsutil import atomic_write_text
 from drasim.interfaces import Clock
 from drasim.journal import kinds
 from drasim.journal.calls import RpcCall, method_matches
@@ -255,14 +255,4 @@ def _read_text(path: Path) -> str:
 
 def _atomic_write(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` so readers see the old file or the new one, never half of it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_text(path, text)
