@@ -126,12 +126,16 @@ def run_choices(
                 trace.violation = found[0]
                 raise violation_error(found[0])
 
+        def execute_all(steps: list[Step]) -> None:
+            for step in steps:
+                execute(step)
+                execute_all(gen.follow_up(step))
+
         for choice in choices:
-            execute(gen.step_for(choice))
+            execute_all([gen.step_for(choice)])
         trace.settle_from = len(trace.records)
         while pending := gen.settle():
-            for step in pending:
-                execute(step)
+            execute_all(pending)
         for step in gen.final_steps():
             execute(step)
         found = oracle.final(world)

@@ -82,6 +82,18 @@ class StepGenerator:
                 return Step(name=name, args=build(self, (a, b, c)))
         raise AssertionError("no rule is valid (advanceClock always is)")  # pragma: no cover
 
+    def follow_up(self, step: Step) -> list[Step]:
+        """Steps that always follow ``step``: a second after a plugin (re)start.
+
+        Right after a killed plugin starts again, the runner's plugin host sometimes registers
+        the new instance, deregisters it while it processes the stale socket, and registers it
+        again only at its next rescan; the real kubelet's watcher rescans every second. One
+        nominal second makes that rescan happen, so runs and their reproducers are repeatable.
+        """
+        if step.name in ("startPlugin", "restartPlugin"):
+            return [Step(name="advanceClock", args=S.AdvanceClock(seconds=1.0))]
+        return []
+
     def settle(self) -> list[Step]:
         """The steps that end a run: no faults, plugin and kubelet up, every pod deleted, time passes.
 

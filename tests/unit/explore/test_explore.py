@@ -94,6 +94,7 @@ def test_forgets_state_leaves_a_cdi_spec_behind() -> None:
         "startPod",
         "restartPlugin",
         "advanceClock",
+        "advanceClock",
         "deletePod",
         "reconcile",
         "advanceClock",
