@@ -19,7 +19,7 @@ from drasim.runner import podworker
 from drasim.runner.context import StepContext, StepFailure
 from drasim.runner.health import wait_health
 from drasim.runner.pods import PodRecord, claim_from_template, containers_of, pod_claims, split_ref
-from drasim.runner.world import REGISTRATION_TIMEOUT, SimulatedCrash, World
+from drasim.runner.world import SimulatedCrash, World
 from drasim.scenario import steps as S  # noqa: N812 - S.StartPod reads like the YAML
 from drasim.scenario.common import ErrorMatch
 
@@ -378,7 +378,7 @@ def deregister_plugin(world: World, args: S.DeregisterPlugin, ctx: StepContext) 
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
     if world.kubelet is not None:
-        world.kubelet.host.sync(timeout=REGISTRATION_TIMEOUT)
+        world.settle_registrations()
 
 
 def fault(world: World, args: S.Fault, ctx: StepContext) -> None:

@@ -201,4 +201,4 @@ def retry_failed_registrations(world: World) -> None:
     world.kubelet.host.sync(timeout=15.0)
     for path in failed:
         world.journal.wait_for(15.0, kind="registration", since_seq=mark, socket=path)
-    world.kubelet.host.sync(timeout=15.0)
+    world.settle_registrations()

@@ -299,9 +299,7 @@ class World:
         if isinstance(handle, ProcessDriverHandle):
             self._wait_process_registration(handle)
             return
-        if not host.sync(timeout=REGISTRATION_TIMEOUT):
-            msg = f"the kubelet's plugin registration did not settle within {REGISTRATION_TIMEOUT:g}s"
-            raise DrasimError(msg)
+        self.settle_registrations()
         if host.manager.instances(driver):
             # The kubelet connects at once after registering; let that happen before the
             # scenario moves on, so connection-driven work (cancelling a slice wipe) is done.
@@ -366,6 +364,22 @@ class World:
                 message=f"no ResourceSlice of this driver and node appeared within {SLICE_TIMEOUT:g}s",
             )
 
+    def settle_registrations(self) -> None:
+        """Rescan the registry until a pass changes no registration (at most a few passes).
+
+        One pass can finish while a registration of an older socket generation was still in
+        flight; the next pass then replaces it. Returning before that would let the next step
+        race the re-registration ("driver ... is not registered").
+        """
+        assert self.kubelet is not None
+        for _ in range(5):
+            mark = self.journal.mark()
+            if not self.kubelet.host.sync(timeout=REGISTRATION_TIMEOUT):
+                msg = f"the kubelet's plugin registration did not settle within {REGISTRATION_TIMEOUT:g}s"
+                raise DrasimError(msg)
+            if not self.journal.events("registration", since_seq=mark):
+                return
+
     def stop_driver(self, handle: DriverHandle, *, kill: bool) -> None:
         """Stop (or kill) a driver; with a running kubelet, wait for the consequences."""
         if kill:
@@ -375,7 +389,7 @@ class World:
         if isinstance(handle, FakeDriverHandle):
             self.journal.record("plugin-process", action="killed" if kill else "stopped", driver=handle.name)
         if self.kubelet is not None:
-            self.kubelet.host.sync(timeout=REGISTRATION_TIMEOUT)
+            self.settle_registrations()
 
     # ------------------------------------------------------------------ kubelet
     def _hook(self, point: str) -> None:
