@@ -65,6 +65,11 @@ def _check(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Explore, print a summary, write a reproducer on failure."""
+    try:
+        import hypothesis  # noqa: F401 - only to give a clear error when it is missing
+    except ImportError:
+        msg = "drasim explore needs hypothesis; install it with: pip install 'drasim[explore]'"
+        raise ConfigError(msg) from None
     from drasim.explore import ExploreConfig, Trace, explore
     from drasim.explore.reproducer import write_reproducer
 
