@@ -91,10 +91,8 @@ def test_driver_that_exits_is_an_error_with_its_stderr(
     script = "import sys; print('no devices found on this node', file=sys.stderr); sys.exit(3)"
     command = shlex.join([sys.executable, "-c", script]) + " {node}"
     report_path = tmp_path / "report.json"
-    code = main(
-        ["run", str(CONFORMANCE / "prepare-unprepare-round-trip.yaml"), "--driver-cmd", command]
-        + ["--json", str(report_path)]
-    )
+    scenario = str(CONFORMANCE / "prepare-unprepare-round-trip.yaml")
+    code = main(["run", scenario, "--driver-cmd", command, "--json", str(report_path)])
     assert code == 1
     (result,) = json.loads(report_path.read_text())["results"]
     assert result["status"] == "error"
