@@ -109,6 +109,8 @@ class FileCheckpointStore:
             _atomic_write(self.path, blob)
         except OSError as err:
             raise CheckpointError(f"{self.path}: cannot write checkpoint: {err.strerror or err}") from None
+        if isinstance(self._recorder, NullRecorder):
+            return  # nobody listens: skip converting every entry a second time
         items = [
             codec.entry_to_json(e, share_id=self.write_share_id)
             for e in sorted(entries or [], key=codec.entry_sort_key)

@@ -106,14 +106,25 @@ class ClaimInfo(ClaimInfoState):
         return ids
 
     def to_state(self) -> ClaimInfoState:
-        """A deep copy of the checkpointed part (what ``syncToCheckpoint`` writes)."""
-        copy = self.clone()
+        """A copy of the checkpointed part (what ``syncToCheckpoint`` writes).
+
+        Containers are copied; devices are frozen values and shared. This runs for every
+        cached claim on every checkpoint write, so a generic deep copy would dominate.
+        """
         return ClaimInfoState(
-            claim_uid=copy.claim_uid,
-            claim_name=copy.claim_name,
-            namespace=copy.namespace,
-            pod_uids=copy.pod_uids,
-            driver_state=copy.driver_state,
+            claim_uid=self.claim_uid,
+            claim_name=self.claim_name,
+            namespace=self.namespace,
+            pod_uids=None if self.pod_uids is None else set(self.pod_uids),
+            driver_state=None
+            if self.driver_state is None
+            else {
+                name: DriverState(
+                    devices=None if state.devices is None else list(state.devices),
+                    skip_node_operations=state.skip_node_operations,
+                )
+                for name, state in self.driver_state.items()
+            },
         )
 
     def deep_copy(self) -> ClaimInfo:
