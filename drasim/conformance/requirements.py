@@ -14,8 +14,8 @@ Capabilities:
     The driver serves ``v1alpha1.DRAResourceHealth`` (KEP-4680 device health).
 ``fake-plugin``
     drasim's fake plugin features: plugin fault rules, bugs, ``setDeviceHealth``,
-    fake-only driver settings, and counting GetInfo / NotifyRegistrationStatus /
-    NodeWatchResources calls (only the fake plugin journals what it serves).
+    fake-only driver settings, and counting NodeWatchResources streams (only the fake plugin
+    journals the streams it serves).
     Never available when a driver command runs in place of the fake plugin.
 
 A scenario may also name capabilities itself with tags ``requires:<capability>``
@@ -40,9 +40,9 @@ KNOWN_CAPABILITIES: dict[str, str] = {
 }
 REQUIRES_TAG = "requires:"
 CAPABILITY_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
+# Calls only the fake plugin's own journal can count. The kubelet side journals GetInfo and
+# NotifyRegistrationStatus itself (drasim.plugins.registration), so those work with any driver.
 _PLUGIN_SIDE_METHODS = {
-    "get_info": "GetInfo",
-    "notify_registration_status": "NotifyRegistrationStatus",
     "node_watch_resources": "NodeWatchResources",
 }
 

@@ -10,6 +10,7 @@ timeouts are nominal and scaled by the clock; error texts are upstream's.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -17,7 +18,7 @@ from typing import Protocol
 import grpc
 
 from drasim._proto.pluginregistration.v1 import api_pb2 as reg_pb
-from drasim.errors import DrasimError
+from drasim.errors import DrasimError, RpcError
 from drasim.interfaces import Clock, NullRecorder, Recorder
 from drasim.plugins.client import channel_options, close_when_idle, real_deadline, rpc_error_from
 
@@ -73,9 +74,11 @@ AddToActualState = Callable[[PluginInfo, PluginHandler], None]
 class _Session:
     """One dialled registration channel with upstream's per-call timeouts."""
 
-    def __init__(self, socket_path: str, clock: Clock) -> None:
+    def __init__(self, socket_path: str, clock: Clock, recorder: Recorder | None = None) -> None:
         self.socket_path = socket_path
         self.clock = clock
+        self.recorder = recorder if recorder is not None else NullRecorder()
+        self.driver: str | None = None
         self.channel = grpc.insecure_channel("unix:" + socket_path, options=channel_options(clock))
 
     def dial(self) -> None:
@@ -97,14 +100,25 @@ class _Session:
             request_serializer=reg_pb.InfoRequest.SerializeToString,
             response_deserializer=reg_pb.PluginInfo.FromString,
         )
+        start = time.monotonic()
         try:
             info = call(reg_pb.InfoRequest(), timeout=real_deadline(self.clock, GET_INFO_TIMEOUT))
         except grpc.RpcError as exc:
+            error = rpc_error_from(exc)
+            self._journal("GetInfo", {}, None, error, start)
             msg = (
                 "RegisterPlugin error -- failed to get plugin info using RPC GetInfo "
-                f"at socket {self.socket_path}, err: {rpc_error_from(exc)}"
+                f"at socket {self.socket_path}, err: {error}"
             )
             raise RegistrationFailedError(msg) from None
+        self.driver = info.name
+        response = {
+            "type": info.type,
+            "name": info.name,
+            "endpoint": info.endpoint,
+            "supported_versions": list(info.supported_versions),
+        }
+        self._journal("GetInfo", {}, response, None, start)
         return PluginInfo(
             type=info.type,
             name=info.name,
@@ -120,10 +134,32 @@ class _Session:
             response_deserializer=reg_pb.RegistrationStatusResponse.FromString,
         )
         status = reg_pb.RegistrationStatus(plugin_registered=registered, error=error)
+        request = {"plugin_registered": registered, "error": error}
+        start = time.monotonic()
         try:
             call(status, timeout=real_deadline(self.clock, NOTIFY_TIMEOUT))
         except grpc.RpcError as exc:
-            raise _NotifyError(f"{error}: {rpc_error_from(exc)}") from None
+            failure = rpc_error_from(exc)
+            self._journal("NotifyRegistrationStatus", request, None, failure, start)
+            raise _NotifyError(f"{error}: {failure}") from None
+        self._journal("NotifyRegistrationStatus", request, {}, None, start)
+
+    def _journal(
+        self, method: str, request: dict[str, object], response: object, error: RpcError | None, start: float
+    ) -> None:
+        """Record a registration RPC as the kubelet saw it (``rpc`` event, ``side: kubelet``)."""
+        self.recorder.record(
+            "rpc",
+            side="kubelet",
+            driver=self.driver,
+            endpoint=self.socket_path,
+            method=f"/pluginregistration.Registration/{method}",
+            request=request,
+            response=response,
+            code="OK" if error is None else error.code,
+            error=None if error is None else str(error),
+            duration=time.monotonic() - start,
+        )
 
     def reject(self, error: str, *, on_notify_failure: str | None = None) -> RegistrationFailedError:
         """Notify ``(false, error)``; the error to raise afterwards (upstream ``notifyPlugin`` callers)."""
@@ -152,7 +188,7 @@ def register_socket(
 ) -> PluginInfo:
     """Run one registration attempt; raise :class:`RegistrationFailedError` with upstream wording."""
     recorder = recorder if recorder is not None else NullRecorder()
-    session = _Session(socket_path, clock)
+    session = _Session(socket_path, clock, recorder)
     info: PluginInfo | None = None
     try:
         session.dial()

@@ -17,8 +17,6 @@ def test_conformance_scenarios_a_real_driver_cannot_run() -> None:
     skipped = {s.name for s in load_suite("conformance") if real_driver_skip_reason(s)}
     assert skipped == {
         "conformance-health-stream",
-        "conformance-kubelet-restart-survival",
-        "conformance-registration",
         "conformance-unprepare-unknown-claim",
     }
 
