@@ -11,6 +11,7 @@ import argparse
 import os
 import signal
 import sys
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -127,10 +128,14 @@ def run(args: argparse.Namespace) -> int:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, HANDLED_SIGNALS)
 
 
+#: How often (seconds) a process that publishes slices checks they still exist.
+SLICE_CHECK_INTERVAL = 0.5
+
+
 def _serve(args: argparse.Namespace, config: FakeDriverConfig) -> int:
     from fake_plugins.claims import ClaimSource, FileClaimSource, KubeClaimSource
     from fake_plugins.driver import FakeDriver
-    from fake_plugins.slices import KubeSlicePublisher
+    from fake_plugins.slices import KubeSlicePublisher, build_slices, keep_published
 
     source: ClaimSource | None = None
     if args.claims:
@@ -150,6 +155,9 @@ def _serve(args: argparse.Namespace, config: FakeDriverConfig) -> int:
 
     driver = FakeDriver(config, claim_source=source, publisher=publisher, crash_handler=crash)
     driver.start()
+    keeper_stop = threading.Event()
+    if publisher is not None:
+        keep_published(publisher, lambda: build_slices(config), keeper_stop, SLICE_CHECK_INTERVAL)
     print(
         f"fake_plugins: {config.driver_name} serving {config.plugin_path}, "
         f"registration {config.registration_path}",
@@ -162,6 +170,7 @@ def _serve(args: argparse.Namespace, config: FakeDriverConfig) -> int:
                 driver.set_behaviour(load_behaviour_file(args.behaviour))
             except DrasimError as err:
                 print(f"fake_plugins: behaviour not reloaded: {err}", file=sys.stderr, flush=True)
+    keeper_stop.set()
     driver.stop()
     driver.journal.close()
     return 0

@@ -7,6 +7,7 @@ desired slices for (driver, node) and makes the API server match them.
 
 from __future__ import annotations
 
+import threading
 import typing
 from collections.abc import Callable
 from pathlib import Path
@@ -57,6 +58,17 @@ class KubeSlicePublisher:
         self.driver = driver
         self.node = node
 
+    def count(self) -> int:
+        """How many slices of (driver, node) the API server holds now."""
+        selector = f"spec.driver={self.driver},spec.nodeName={self.node}"
+        listed = typing.cast(
+            dict[str, Any],
+            self._api.list_cluster_custom_object(
+                "resource.k8s.io", "v1", "resourceslices", field_selector=selector
+            ),
+        )
+        return len(listed.get("items", []))
+
     def __call__(self, desired: list[KubeObject]) -> None:
         """Make the slices of (driver, node) equal ``desired`` (matched by position)."""
         selector = f"spec.driver={self.driver},spec.nodeName={self.node}"
@@ -80,3 +92,29 @@ class KubeSlicePublisher:
             self._api.delete_cluster_custom_object(
                 "resource.k8s.io", "v1", "resourceslices", extra["metadata"]["name"]
             )
+
+
+def keep_published(
+    publisher: KubeSlicePublisher,
+    desired: Callable[[], list[KubeObject]],
+    stop: threading.Event,
+    interval: float,
+) -> threading.Thread:
+    """Re-publish the driver's slices whenever they are gone (the kubelet wipes them at its start).
+
+    A stand-in for the stock helper's ResourceSlice controller, which watches its slices and
+    re-creates deleted ones. Checks every ``interval`` seconds until ``stop`` is set; API errors
+    are retried at the next check.
+    """
+
+    def loop() -> None:
+        while not stop.wait(interval):
+            try:
+                if publisher.count() != len(desired()):
+                    publisher(desired())
+            except Exception:  # the API server may be down; try again at the next check
+                continue
+
+    thread = threading.Thread(target=loop, name="fake-slice-keeper", daemon=True)
+    thread.start()
+    return thread

@@ -249,6 +249,7 @@ class ProcessDriverHandle:
     registered_socket: Path | None = None
     """The registration socket the kubelet last registered this driver through."""
     slices_seen_for_start: int = 0
+    publishes_slices: bool = False
     """The process start after which the runner last waited for the driver's ResourceSlices."""
     _process: DriverProcess | None = None
 

@@ -354,6 +354,7 @@ class World:
             handle.process.wait_until(
                 published, timeout=SLICE_TIMEOUT, what=f"driver {driver} to publish its ResourceSlices"
             )
+            handle.publishes_slices = True
         except DriverProcessError:
             if not handle.running:
                 raise
@@ -443,6 +444,10 @@ class World:
         self.kubelet = KubeletRuntime(manager, host, scheduler, self.now)
         self.next_reconcile = self.now + float(timers.reconcile_period)
         host.start()
+        for handle in self.drivers.values():
+            if isinstance(handle, ProcessDriverHandle) and handle.publishes_slices:
+                # The start-up wipe removed its slices; wait until its controller republished.
+                handle.slices_seen_for_start = -1
         for name, handle in self.drivers.items():
             if handle.running:
                 self.wait_registration_attempt(name)

@@ -36,6 +36,7 @@ def test_conformance_scenarios_through_a_driver_process(tmp_path: Path, driver_c
         CONFORMANCE / "prepare-unprepare-round-trip.yaml",
         CONFORMANCE / "plugin-restart-keeps-state.yaml",
         HERE / "scenarios" / "process-lifecycle.yaml",
+        HERE / "scenarios" / "republish-after-kubelet-restart.yaml",
     ]
     code = main(["run", *map(str, files), "--driver-cmd", driver_cmd, "-j", "3", "--json", str(report_path)])
     report = json.loads(report_path.read_text())
