@@ -124,18 +124,7 @@ def missing_capability_reason(item: pytest.Item, settings: Settings) -> str:
     if settings.driver_cmd and any(c != FAKE_PLUGIN for c in missing):
         reason += " (declare what the driver supports with --drasim-capability)"
     if isinstance(item, ScenarioItem):
-        scenario = item.scenario
-        item.record(
-            ScenarioResult(
-                name=scenario.name,
-                status="skipped",
-                file=scenario.file,
-                line=scenario.line,
-                description=scenario.metadata.description,
-                tags=list(scenario.metadata.tags),
-                skip_reason=reason,
-            )
-        )
+        item.record(ScenarioResult.of(item.scenario, "skipped", skip_reason=reason))
     return reason
 
 

@@ -12,10 +12,13 @@ from __future__ import annotations
 import datetime
 import os
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from drasim import __version__
 from drasim.report.diff import unified_diff
+
+if TYPE_CHECKING:
+    from drasim.scenario.schema import Scenario
 
 Status = Literal["passed", "failed", "error", "skipped"]
 STATUSES: tuple[Status, ...] = ("passed", "failed", "error", "skipped")
@@ -120,6 +123,19 @@ class ScenarioResult:
     stdout: str = ""
     stderr: str = ""
     artifacts: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, scenario: Scenario, status: Status, *, skip_reason: str = "") -> ScenarioResult:
+        """A result for ``scenario`` carrying its name, location, description and tags."""
+        return cls(
+            name=scenario.name,
+            status=status,
+            file=scenario.file,
+            line=scenario.line,
+            description=scenario.metadata.description,
+            tags=list(scenario.metadata.tags),
+            skip_reason=skip_reason,
+        )
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:

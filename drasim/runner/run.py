@@ -115,14 +115,7 @@ def run_scenario(scenario: Scenario, options: RunOptions | None = None) -> Scena
 
     options = options or RunOptions()
     started = time.monotonic()
-    result = ScenarioResult(
-        name=scenario.name,
-        status="passed",
-        file=scenario.file,
-        line=scenario.line,
-        description=scenario.metadata.description,
-        tags=list(scenario.metadata.tags),
-    )
+    result = ScenarioResult.of(scenario, "passed")
     if options.driver_cmd:
         from drasim.conformance import real_driver_skip_reason
 
@@ -238,14 +231,8 @@ def run_scenarios(
     def one(i: int) -> None:
         scenario = scenarios[i]
         if stop.is_set():
-            results[i] = ScenarioResult(
-                name=scenario.name,
-                status="skipped",
-                file=scenario.file,
-                line=scenario.line,
-                description=scenario.metadata.description,
-                tags=list(scenario.metadata.tags),
-                skip_reason="--fail-fast: an earlier scenario failed",
+            results[i] = ScenarioResult.of(
+                scenario, "skipped", skip_reason="--fail-fast: an earlier scenario failed"
             )
         else:
             if reporter is not None:
