@@ -1,8 +1,9 @@
 """Atomic file writes: readers see the old file or the new one, never half of either.
 
 Write to a temporary file in the same directory, flush and fsync it, then rename it over
-the target. The kubelet checkpoint has its own writer (drasim.checkpoint.store), which also
-fsyncs the directory, as the kubelet's file store does.
+the target; with ``durable=True`` the directory is fsynced too, so the rename survives a
+power loss. The kubelet checkpoint has its own writer (drasim.checkpoint.store) whose every
+step the crash-consistency tests interrupt.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, durable: bool = False) -> Path:
     """Atomically replace ``path`` with ``data``; creates the parent directory. Returns the path."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -28,7 +29,19 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    if durable:
+        fsync_directory(target.parent)
     return target
+
+
+def fsync_directory(directory: Path) -> None:
+    """Make renames and removals in ``directory`` durable (ignored where directories cannot be opened)."""
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
