@@ -59,24 +59,26 @@ def _api(fn: Callable[[], object]) -> str | None:
 
 
 # ----------------------------------------------------------------------------- objects
+def _write_objects(
+    world: World, objects: list[dict[str, Any]], write: Callable[[dict[str, Any]], object]
+) -> str | None:
+    """Write manifests in order; the first API error stops the step and is returned."""
+    for obj in objects:
+        manifest = world.expand(obj)
+        error = _api(lambda: write(manifest))  # noqa: B023 - called at once
+        if error is not None:
+            return error
+    return None
+
+
 def apply(world: World, args: S.Apply, ctx: StepContext) -> None:
     """kubectl apply."""
-    for obj in args.objects:
-        manifest = world.expand(obj)
-        error = _api(lambda: world.runner_api.apply(manifest))  # noqa: B023 - called at once
-        if error is not None or args.expect_error is not None:
-            check_error(args.expect_error, error, "apply")
-            return
+    check_error(args.expect_error, _write_objects(world, args.objects, world.runner_api.apply), "apply")
 
 
 def create(world: World, args: S.Create, ctx: StepContext) -> None:
     """kubectl create."""
-    for obj in args.objects:
-        manifest = world.expand(obj)
-        error = _api(lambda: world.runner_api.create(manifest))  # noqa: B023 - called at once
-        if error is not None or args.expect_error is not None:
-            check_error(args.expect_error, error, "create")
-            return
+    check_error(args.expect_error, _write_objects(world, args.objects, world.runner_api.create), "create")
 
 
 def _api_version(kind: str, given: str) -> str:

@@ -172,3 +172,29 @@ def test_real_driver_skips_fake_only_scenarios_with_reason(tmp_path: Path, capsy
     out = capsys.readouterr().out
     assert "0 passed, 0 failed, 1 skipped" in out
     assert "injects a plugin fault" in out
+
+
+def test_create_and_apply_stop_at_the_first_failing_object(tmp_path: Path, capsys) -> None:
+    scenario = tmp_path / "objects.yaml"
+    scenario.write_text(
+        textwrap.dedent(
+            """\
+            apiVersion: drasim.dev/v1alpha1
+            kind: Scenario
+            metadata: {name: objects, description: create fails on an existing object but apply does not}
+            spec:
+              driver: {fake: {name: gpu.example.com}}
+              steps:
+                - create:
+                    - {apiVersion: v1, kind: Namespace, metadata: {name: team-a}}
+                - create:
+                    objects:
+                      - {apiVersion: v1, kind: Namespace, metadata: {name: team-b}}
+                      - {apiVersion: v1, kind: Namespace, metadata: {name: team-a}}
+                    expectError: already exists
+                - apply:
+                    - {apiVersion: v1, kind: Namespace, metadata: {name: team-a, labels: {x: y}}}
+            """
+        )
+    )
+    assert main(["run", str(scenario)]) == 0, capsys.readouterr().out
