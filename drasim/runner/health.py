@@ -8,24 +8,21 @@ the devices of its claims. The runner keeps the same cache in the world and lets
 
 from __future__ import annotations
 
-import threading
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from drasim.runner.world import World
 
-_arrived = threading.Condition()
-
 
 def absorb(world: World, driver: str, reports: tuple[Any, ...]) -> None:
     """Health callback: remember every reported device's health and message."""
-    with _arrived:
+    with world.health_changed:
         for report in reports:
             world.health[(driver, report.pool_name, report.device_name)] = {
                 "health": report.health,
                 "message": report.message,
             }
-        _arrived.notify_all()
+        world.health_changed.notify_all()
     world.journal.record(
         "kubelet",
         operation="health-update",
@@ -37,8 +34,11 @@ def absorb(world: World, driver: str, reports: tuple[Any, ...]) -> None:
 
 def wait_health(world: World, key: tuple[str, str, str], health: str, timeout: float) -> bool:
     """Wait until the kubelet recorded ``health`` for ``key``."""
-    with _arrived:
-        return _arrived.wait_for(lambda: world.health.get(key, {}).get("health") == health, timeout)
+    with world.health_changed:
+        arrived = world.health_changed.wait_for(
+            lambda: world.health.get(key, {}).get("health") == health, timeout
+        )
+        return bool(arrived)
 
 
 def device_health(world: World, driver: str, pool: str, device: str) -> str:

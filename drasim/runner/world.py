@@ -103,6 +103,8 @@ class World:
     crash_at: str | None = field(default=None, init=False)
     crashed_at: str | None = field(default=None, init=False)
     health: dict[tuple[str, str, str], dict[str, Any]] = field(default_factory=dict, init=False)
+    health_changed: threading.Condition = field(default_factory=threading.Condition, init=False)
+    """Notified whenever a health report arrived (guards ``health``)."""
     scheduling: threading.Lock = field(default_factory=threading.Lock, init=False)
     """Held while a pod is scheduled (claims allocated and reserved), as the scheduler is serial."""
     _http: Any = field(default=None, init=False)
