@@ -198,6 +198,8 @@ def run_scenario(scenario: Scenario, options: RunOptions | None = None) -> Scena
 
 def _finish(world: World, result: ScenarioResult) -> None:
     try:
+        # Driver processes end first, so the report holds everything they wrote.
+        world.shut_down()
         stdout, stderr = [], []
         for handle in world.drivers.values():
             if isinstance(handle, ProcessDriverHandle):

@@ -108,6 +108,7 @@ class World:
     scheduling: threading.Lock = field(default_factory=threading.Lock, init=False)
     """Held while a pod is scheduled (claims allocated and reserved), as the scheduler is serial."""
     _http: Any = field(default=None, init=False)
+    _shut_down: bool = field(default=False, init=False)
     _uids: Iterator[int] = field(default_factory=itertools.count, init=False)
 
     # ------------------------------------------------------------------ properties
@@ -494,8 +495,15 @@ class World:
         api_fault(self, fault)
 
     # ------------------------------------------------------------------ teardown
-    def teardown(self) -> None:
-        """Stop everything; never raises."""
+    def shut_down(self) -> None:
+        """Stop the kubelet, every driver and the HTTP server, keeping the workspace; never raises.
+
+        Driver processes have ended when this returns, so their logs are complete.
+        Idempotent: :meth:`teardown` calls it again.
+        """
+        if self._shut_down:
+            return
+        self._shut_down = True
         with contextlib.suppress(Exception):
             self.stop_kubelet()
         for handle in self.drivers.values():
@@ -504,6 +512,10 @@ class World:
         if self._http is not None:
             with contextlib.suppress(Exception):
                 self._http.stop()
+
+    def teardown(self) -> None:
+        """Stop everything and remove the workspace (unless kept); never raises."""
+        self.shut_down()
         if not self.options.keep_workspace:
             with contextlib.suppress(Exception):
                 self.workspace.remove()
