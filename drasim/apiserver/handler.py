@@ -1,7 +1,9 @@
 """The HTTP request handler: Kubernetes REST verbs on the object store, answered in JSON.
 
 Each request becomes one :func:`~drasim.apiserver.calls.guarded` store call (faults,
-journal), or a discovery document. Errors are always a ``Status`` object. Request
+journal), or a discovery document. Errors are always a ``Status`` object, also the
+ones http.server detects itself while parsing a request (bad request line, header
+too long, unsupported HTTP version): nothing is ever answered in HTML. Request
 bodies are JSON, or Kubernetes protobuf decoded by :mod:`drasim.apiserver.k8spb`;
 responses are always JSON, which client-go accepts alongside protobuf.
 """
@@ -10,6 +12,8 @@ from __future__ import annotations
 
 import json
 import logging
+import re
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
@@ -19,7 +23,7 @@ from drasim.apiserver.bodies import JSON, PROTOBUF, check_depth, check_kind, dec
 from drasim.apiserver.calls import ApiCall, guarded
 from drasim.apiserver.faults import ApiFault
 from drasim.apiserver.patch import PATCH_TYPES
-from drasim.apiserver.status import StatusError, bad_request, status_body
+from drasim.apiserver.status import REASONS, StatusError, bad_request, status_body
 from drasim.apiserver.streaming import stream_watch, watch_options
 from drasim.errors import ApiError, ConfigError
 
@@ -30,6 +34,8 @@ log = logging.getLogger(__name__)
 
 _ACCEPTABLE = ("application/json", "application/*", "*/*", "*")
 _HEALTH = ("healthz", "livez", "readyz")
+# An HTTP method is a token (RFC 9110 section 5.6.2); Go's net/http refuses anything else with a 400.
+_METHOD = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 
 
 class ApiRequestHandler(BaseHTTPRequestHandler):
@@ -63,6 +69,64 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         """Route http.server's access log to logging instead of stderr."""
         log.debug("%s %s", self.address_string(), format % args)
+
+    # ------------------------------------------------------- protocol errors
+    def parse_request(self) -> bool:
+        """http.server's parsing, plus the request-line checks Go's net/http makes.
+
+        A request line without an HTTP version (HTTP/0.9) and a method that is not a
+        token are 400 BadRequest; a version below 1.0 is 505 (http.server only refuses
+        2.0 and above). A well-formed method this server has no ``do_`` for (BREW, HEAD,
+        OPTIONS, ...) is routed like any verb a path does not support, so it gets the
+        same 405 MethodNotAllowed (or 404 NotFound) Status instead of http.server's 501.
+        Returns whether http.server should go on and dispatch.
+        """
+        if not super().parse_request():
+            return False
+        if len(self.requestline.split()) == 2:
+            self.send_error(HTTPStatus.BAD_REQUEST, f"malformed HTTP request {self.requestline!r}")
+            return False
+        major = self.request_version.partition("/")[2].partition(".")[0]
+        if int(major) != 1:  # digits only: http.server checked
+            self.send_error(
+                HTTPStatus.HTTP_VERSION_NOT_SUPPORTED, f"unsupported HTTP version {self.request_version}"
+            )
+            return False
+        command = self.command or ""
+        if not _METHOD.fullmatch(command):
+            self.send_error(HTTPStatus.BAD_REQUEST, f"invalid method {command!r}")
+            return False
+        if not hasattr(self, "do_" + command):
+            self._dispatch(command)  # answered here: http.server would send its 501
+            return False
+        return True
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """Answer an error http.server detects while parsing a request with a JSON ``Status``.
+
+        http.server calls this for a malformed request line (400), an unsupported HTTP
+        version (505), a request line above 64 KiB (414) and a header line too long or
+        too many headers (431). The connection is closed afterwards, as http.server
+        does. The reason is upstream's for the code, or empty where upstream has none
+        (414, 431, 501, 505).
+        """
+        code = int(code)
+        try:
+            status = HTTPStatus(code)
+            text = message or status.phrase
+            if explain is None and message is None:
+                explain = status.description
+        except ValueError:
+            text = message or f"HTTP error {code}"
+        if explain:
+            text = f"{text}: {explain}"
+        self.log_error("code %d, message %s", code, text)
+        if not (self.request_version or "").startswith("HTTP/1."):
+            # An unparsable request line leaves http.server at HTTP/0.9, which writes a bare body
+            # without status line or headers; answer as HTTP/1.1 like Go's net/http does.
+            self.request_version = "HTTP/1.1"
+        self.close_connection = True
+        self.send_json(code, status_body(StatusError(code, REASONS.get(code, ""), text)))
 
     # ------------------------------------------------------------- plumbing
     def _dispatch(self, method: str) -> None:
@@ -114,7 +178,7 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
             )
 
     def send_json(self, code: int, body: Any, *, retry_after: bool = False) -> None:
-        """Send a JSON answer with Content-Length."""
+        """Send a JSON answer with Content-Length (headers only for a HEAD request)."""
         data = json.dumps(body, separators=(",", ":")).encode()
         self.send_response(code)
         self.send_header("Content-Type", JSON)
@@ -124,7 +188,8 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
         if self.close_connection:
             self.send_header("Connection", "close")
         self.end_headers()
-        self.wfile.write(data)
+        if self.command != "HEAD":
+            self.wfile.write(data)
 
     def send_text(self, code: int, text: str) -> None:
         """Send a plain text answer (health endpoints)."""

@@ -59,7 +59,7 @@ def exchange(server: HttpApiServer, raw: bytes, *, half_close: bool = False) -> 
                 break
             data += chunk
         if not re.match(rb"HTTP/1\.[01] \d{3}", data):
-            # http.server answers an unparsable request line HTTP/0.9 style: a bare body.
+            # No status line: an HTTP/0.9 style bare body (what plain http.server sends for garbage).
             while chunk := conn.recv(65536):
                 data += chunk
             return Reply(0, {}, data)
@@ -210,30 +210,115 @@ def test_bad_requests_get_a_4xx_status(server: HttpApiServer, raw: bytes) -> Non
     assert_still_serving(server)
 
 
+@dataclass(frozen=True)
+class Expected:
+    """The Status a piece of protocol garbage must get (reason "" where upstream has none)."""
+
+    code: int
+    reason: str
+    message: str  # a fragment of the Status message
+
+
 PROTOCOL_GARBAGE = {
-    "binary-request-line": b"\x00\x01\x02garbage\r\n\r\n",
-    "unknown-http-version": b"GET / HTTP/9.9\r\n\r\n",
-    "unknown-method": request("BREW", "/api"),
-    "header-line-too-long": request("GET", "/api", X_Long="a" * 70_000),
+    "binary-request-line": (
+        b"\x00\x01\x02garbage\r\n\r\n",
+        Expected(400, "BadRequest", "Bad request syntax"),
+    ),
+    "unknown-http-version": (b"GET / HTTP/9.9\r\n\r\n", Expected(505, "", "Invalid HTTP version (9.9)")),
+    "malformed-http-version": (b"GET / HTTP/1.x\r\n\r\n", Expected(400, "BadRequest", "HTTP/1.x")),
+    "http-version-below-1": (
+        b"GET / HTTP/0.8\r\n\r\n",
+        Expected(505, "", "unsupported HTTP version HTTP/0.8"),
+    ),
+    "explicit-http-0.9": (b"GET / HTTP/0.9\r\n\r\n", Expected(505, "", "unsupported HTTP version HTTP/0.9")),
+    "http-0.9-request": (b"GET /api\r\n\r\n", Expected(400, "BadRequest", "malformed HTTP request")),
+    "http-0.9-post": (b"POST /api\r\n\r\n", Expected(400, "BadRequest", "Bad HTTP/0.9 request type")),
+    "method-not-a-token": (request("G(T", "/api"), Expected(400, "BadRequest", "invalid method 'G(T'")),
+    # An unknown method is an unsupported verb like any other: 405 on a resource path, as upstream.
+    "unknown-method": (
+        request("BREW", PODS),
+        Expected(405, "MethodNotAllowed", "does not allow this method"),
+    ),
+    "unknown-method-on-object": (
+        request("BREW", PODS + "/p"),
+        Expected(405, "MethodNotAllowed", "does not allow this method"),
+    ),
+    "unknown-method-unknown-path": (request("BREW", "/nope"), Expected(404, "NotFound", "could not find")),
+    "unknown-method-with-body": (
+        request("BREW", PODS, POD, Content_Type="application/json"),
+        Expected(405, "MethodNotAllowed", "does not allow this method"),
+    ),
+    "request-line-too-long": (request("GET", "/" + "a" * 70_000), Expected(414, "", "Request-URI Too Long")),
+    "header-line-too-long": (request("GET", "/api", X_Long="a" * 70_000), Expected(431, "", "Line too long")),
+    "too-many-headers": (
+        request("GET", "/api", **{f"X_{i}": "y" for i in range(101)}),
+        Expected(431, "", "Too many headers"),
+    ),
 }
 
 
-@pytest.mark.parametrize("raw", PROTOCOL_GARBAGE.values(), ids=PROTOCOL_GARBAGE.keys())
-def test_protocol_garbage_is_answered_and_the_server_survives(server: HttpApiServer, raw: bytes) -> None:
+@pytest.mark.parametrize(("raw", "expected"), PROTOCOL_GARBAGE.values(), ids=PROTOCOL_GARBAGE.keys())
+def test_protocol_garbage_gets_a_status(server: HttpApiServer, raw: bytes, expected: Expected) -> None:
+    """Never http.server's HTML page or an HTTP/0.9 bare body: an HTTP/1.1 JSON Status."""
     reply = exchange(server, raw, half_close=True)
-    assert reply.code == 0 or 400 <= reply.code < 600, reply.code
-    assert b"Error" in reply.body
-    assert b"Traceback" not in reply.body
+    assert reply.code == expected.code, (reply.code, reply.body[:300])
+    assert reply.headers.get("content-type") == "application/json"
+    assert int(reply.headers["content-length"]) == len(reply.body)
+    body = reply.json()
+    assert body == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": body["message"],
+        "reason": expected.reason,
+        "code": expected.code,
+    }
+    assert expected.message in body["message"]
     assert_still_serving(server)
 
 
-@pytest.mark.xfail(
-    reason="http.server's send_error answers protocol errors with an HTML page; "
-    "ApiRequestHandler does not override send_error to answer with a Status"
+@pytest.mark.parametrize(
+    "name",
+    [n for n in PROTOCOL_GARBAGE if not n.startswith("unknown-method") or n.endswith("with-body")],
 )
-@pytest.mark.parametrize("raw", PROTOCOL_GARBAGE.values(), ids=PROTOCOL_GARBAGE.keys())
-def test_protocol_garbage_gets_a_status(server: HttpApiServer, raw: bytes) -> None:
-    assert exchange(server, raw, half_close=True).is_status()
+def test_protocol_garbage_closes_the_connection(server: HttpApiServer, name: str) -> None:
+    """What http.server cannot parse (or leaves unread) ends the connection, and the answer says so."""
+    raw, expected = PROTOCOL_GARBAGE[name]
+    reply = exchange(server, raw)
+    assert reply.code == expected.code
+    assert reply.headers.get("connection") == "close"
+
+
+def test_unknown_method_keeps_the_connection_open(server: HttpApiServer) -> None:
+    """Like any other 405 without a body, an unknown method leaves a keep-alive connection usable."""
+    with socket.create_connection((server.host, server.port), timeout=TIMEOUT) as conn:
+        conn.sendall(request("BREW", PODS) + request("GET", PODS))
+        data = b""
+        while data.count(b"HTTP/1.1 ") < 2 or not data.endswith(b"}"):
+            chunk = conn.recv(65536)
+            assert chunk, data
+            data += chunk
+    assert data.startswith(b"HTTP/1.1 405 ")
+    assert b"HTTP/1.1 200 " in data
+    assert b'"kind":"PodList"' in data
+
+
+def test_head_gets_status_headers_without_a_body(server: HttpApiServer) -> None:
+    reply = exchange(server, request("HEAD", PODS, Connection="close"))
+    assert reply.code == 405
+    assert reply.headers.get("content-type") == "application/json"
+    assert int(reply.headers["content-length"]) > 0
+    assert reply.body == b""  # read up to EOF: the server closed without sending a body
+    assert_still_serving(server)
+
+
+def test_head_with_protocol_garbage_gets_no_body(server: HttpApiServer) -> None:
+    reply = exchange(server, request("HEAD", "/api", X_Long="a" * 70_000), half_close=True)
+    assert reply.code == 431
+    assert reply.headers.get("connection") == "close"
+    assert int(reply.headers["content-length"]) > 0
+    assert reply.body == b""
 
 
 def test_a_stalled_client_does_not_block_others(server: HttpApiServer) -> None:
