@@ -2,8 +2,13 @@
 
 Write to a temporary file in the same directory, flush and fsync it, then rename it over
 the target; with ``durable=True`` the directory is fsynced too, so the rename survives a
-power loss. The kubelet checkpoint has its own writer (drasim.checkpoint.store) whose every
-step the crash-consistency tests interrupt.
+power loss. ``sync=False`` skips every fsync: the write is still atomic for readers and
+survives the writer being killed (the page cache outlives a process), only not an operating
+system crash or power loss. Scenario runs, which simulate crashes by killing processes and
+throw the files away afterwards, write that way unless ``--fsync`` asks otherwise.
+
+The kubelet checkpoint has its own writer (drasim.checkpoint.store) whose every step the
+crash-consistency tests interrupt.
 """
 
 from __future__ import annotations
@@ -14,7 +19,9 @@ import tempfile
 from pathlib import Path
 
 
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, durable: bool = False) -> Path:
+def atomic_write_bytes(
+    path: str | os.PathLike[str], data: bytes, *, durable: bool = False, sync: bool = True
+) -> Path:
     """Atomically replace ``path`` with ``data``; creates the parent directory. Returns the path."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -22,14 +29,15 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, durable: bo
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if sync:
+                handle.flush()
+                os.fsync(handle.fileno())
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    if durable:
+    if durable and sync:
         fsync_directory(target.parent)
     return target
 

@@ -50,11 +50,11 @@ def build_spec(
     }
 
 
-def write_spec(path: Path, spec: dict[str, Any]) -> None:
-    """Write atomically."""
-    write_json_atomic(path, spec)
+def write_spec(path: Path, spec: dict[str, Any], *, sync: bool = True) -> None:
+    """Write atomically (``sync=False``: without fsync)."""
+    write_json_atomic(path, spec, sync=sync)
 
 
-def remove_spec(path: Path) -> bool:
+def remove_spec(path: Path, *, sync: bool = True) -> bool:
     """Delete; True if a file was there."""
-    return remove_file(path)
+    return remove_file(path, sync=sync)

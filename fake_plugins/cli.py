@@ -75,6 +75,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--publish-slices", action="store_true", help="publish a ResourceSlice (needs --kubeconfig)"
     )
+    parser.add_argument(
+        "--no-fsync",
+        action="store_true",
+        help="write the state and CDI files atomically but without fsync (faster; not power-loss safe)",
+    )
     parser.add_argument("--config", default=None, help="a FakeDriverConfig as YAML/JSON; flags override it")
 
 
@@ -106,6 +111,8 @@ def config_from_args(args: argparse.Namespace) -> FakeDriverConfig:
         data["serialize"] = False
     if args.publish_slices:
         data["publishSlices"] = True
+    if args.no_fsync:
+        data["fsync"] = False
     config = FakeDriverConfig.from_dict(data, where=args.config or "flags")
     if args.health and HEALTH_V1ALPHA1 not in config.services:
         config.services.append(HEALTH_V1ALPHA1)

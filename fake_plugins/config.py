@@ -61,6 +61,8 @@ class FakeDriverConfig:
     """DRA service socket file name inside plugin_dir."""
     publish_slices: bool = False
     """Publish one ResourceSlice for the node's pool at start."""
+    fsync: bool = True
+    """fsync the state and CDI spec files on every write (they are atomic either way)."""
     behaviour: Behaviour = field(default_factory=Behaviour)
     """Faults, bugs and health; see :class:`fake_plugins.behaviour.Behaviour`."""
 

@@ -73,7 +73,9 @@ class DriverCore:
         self.claim_source = claim_source
         self.effects = effects
         forgets = self.behaviour.has_bug("forgets-state")
-        self.state = DriverState.load(config.driver_name, None if forgets else config.state_path)
+        self.state = DriverState.load(
+            config.driver_name, None if forgets else config.state_path, sync=config.fsync
+        )
         self._lock = threading.Lock()
         self._generation = 0
 
@@ -191,7 +193,9 @@ class DriverCore:
             ((d.cdi_device_ids or ("=",))[0].split("=", 1)[1], d.pool_name, d.device_name) for d in devices
         ]
         spec = cdi.build_spec(self.config.cdi_kind, self.config.driver_name, uid, entries)
-        cdi.write_spec(cdi.spec_path(self.config.cdi_dir, self.config.driver_name, uid), spec)
+        cdi.write_spec(
+            cdi.spec_path(self.config.cdi_dir, self.config.driver_name, uid), spec, sync=self.config.fsync
+        )
 
     # --- NodeUnprepareResources -----------------------------------------------
 
@@ -217,7 +221,10 @@ class DriverCore:
                     continue
                 known = self.state.claims.pop(ref.uid, None)
                 if known is not None or not self._bug("forgets-state"):
-                    cdi.remove_spec(cdi.spec_path(self.config.cdi_dir, self.config.driver_name, ref.uid))
+                    cdi.remove_spec(
+                        cdi.spec_path(self.config.cdi_dir, self.config.driver_name, ref.uid),
+                        sync=self.config.fsync,
+                    )
                 changed = changed or known is not None
                 results[ref.uid] = UnprepareResult()
             if changed:

@@ -9,17 +9,21 @@ from typing import Any
 from drasim.fsutil import atomic_write_bytes, fsync_directory
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Replace ``path`` with the JSON of ``data``; readers see the old or the new file, never half."""
+def write_json_atomic(path: Path, data: Any, *, sync: bool = True) -> None:
+    """Replace ``path`` with the JSON of ``data``; readers see the old or the new file, never half.
+
+    ``sync=False`` skips the fsyncs (see :func:`drasim.fsutil.atomic_write_bytes`).
+    """
     payload = json.dumps(data, indent=2, sort_keys=True).encode() + b"\n"
-    atomic_write_bytes(path, payload, durable=True)
+    atomic_write_bytes(path, payload, durable=True, sync=sync)
 
 
-def remove_file(path: Path) -> bool:
+def remove_file(path: Path, *, sync: bool = True) -> bool:
     """Delete ``path`` if it exists; True if something was removed."""
     try:
         path.unlink()
     except FileNotFoundError:
         return False
-    fsync_directory(path.parent)
+    if sync:
+        fsync_directory(path.parent)
     return True

@@ -60,15 +60,19 @@ def device_from_json(data: dict[str, Any]) -> Device:
 class DriverState:
     """Prepared claims in memory, optionally persisted to ``path``."""
 
-    def __init__(self, driver: str, path: Path | None) -> None:
+    def __init__(self, driver: str, path: Path | None, *, sync: bool = True) -> None:
         self.driver = driver
         self.path = path
+        self.sync = sync
         self.claims: dict[str, PreparedClaim] = {}
 
     @classmethod
-    def load(cls, driver: str, path: Path | None) -> DriverState:
-        """Read the file if it exists (no file = nothing prepared); bad content raises CheckpointError."""
-        state = cls(driver, path)
+    def load(cls, driver: str, path: Path | None, *, sync: bool = True) -> DriverState:
+        """Read the file if it exists (no file = nothing prepared); bad content raises CheckpointError.
+
+        ``sync`` is whether later saves fsync.
+        """
+        state = cls(driver, path, sync=sync)
         if path is None or not path.exists():
             return state
         try:
@@ -90,7 +94,7 @@ class DriverState:
         """Write the file atomically (no-op without a path)."""
         if self.path is None:
             return
-        write_json_atomic(self.path, self.to_json())
+        write_json_atomic(self.path, self.to_json(), sync=self.sync)
 
     def to_json(self) -> dict[str, Any]:
         """The file content."""

@@ -156,9 +156,20 @@ def encode_data(
     entries: Sequence[ClaimInfoState] | None, *, share_id: bool = True, list_key: str = LIST_KEY
 ) -> str:
     """The inner JSON (``Data``): ``None`` gives ``null`` (a fresh checkpoint), ``[]`` gives ``[]``."""
-    items = None
-    if entries is not None:
-        items = [entry_to_json(e, share_id=share_id) for e in sorted(entries, key=entry_sort_key)]
+    return data_from_items(entries_to_json(entries, share_id=share_id), list_key=list_key)
+
+
+def entries_to_json(
+    entries: Sequence[ClaimInfoState] | None, *, share_id: bool = True
+) -> list[dict[str, Any]] | None:
+    """Every entry as :func:`entry_to_json`, in the order the file lists them (``None`` stays ``None``)."""
+    if entries is None:
+        return None
+    return [entry_to_json(e, share_id=share_id) for e in sorted(entries, key=entry_sort_key)]
+
+
+def data_from_items(items: list[dict[str, Any]] | None, *, list_key: str = LIST_KEY) -> str:
+    """The inner JSON (``Data``) for entries already in :func:`entries_to_json` form."""
     return gojson.go_marshal({"kind": CHECKPOINT_KIND, "apiVersion": CHECKPOINT_API_VERSION, list_key: items})
 
 

@@ -5,6 +5,10 @@ of its file store (pkg/kubelet/util/store/filestore.go): every write replaces th
 whole file through a temporary file named ``.<random>`` in the same directory,
 written, fsynced and renamed over the target (mode 0600, as Go's ``os.CreateTemp``).
 drasim also fsyncs the directory afterwards so that the rename itself is durable.
+With ``fsync=False`` both fsyncs are skipped: the file's content and the temp-file-then-rename
+sequence are unchanged, so readers and a killed writer still see the old or the new file;
+only an operating-system crash or power loss could lose the write. Scenario runs use that
+(see ``drasim run --fsync``).
 
 Only :mod:`pathlib`, :mod:`os` and :mod:`tempfile` touch the disk, so the store works
 under pyfakefs.
@@ -41,14 +45,21 @@ class FileCheckpointStore:
 
     ``write_share_id`` selects whether devices are written with the 1.35+ ``ShareID``
     key (the default, as today's kubelet) or without it (1.31-1.34). Each write is
-    reported to ``recorder`` as a ``checkpoint`` event.
+    reported to ``recorder`` as a ``checkpoint`` event. ``fsync`` (default on, as the
+    kubelet) makes each write durable against power loss.
     """
 
     def __init__(
-        self, path: str | os.PathLike[str], *, recorder: Recorder | None = None, write_share_id: bool = True
+        self,
+        path: str | os.PathLike[str],
+        *,
+        recorder: Recorder | None = None,
+        write_share_id: bool = True,
+        fsync: bool = True,
     ) -> None:
         self.path = Path(path)
         self.write_share_id = write_share_id
+        self.fsync = fsync
         self._recorder: Recorder = recorder if recorder is not None else NullRecorder()
         self._lock = threading.Lock()
 
@@ -104,37 +115,42 @@ class FileCheckpointStore:
             raise CorruptCheckpointError(f"{self.path}: {err}") from None
 
     def _write(self, entries: list[ClaimInfoState] | None) -> None:
-        blob = codec.encode(entries, share_id=self.write_share_id)
+        # The entries' JSON form is built once: for the file and for the journal event.
+        items = codec.entries_to_json(entries, share_id=self.write_share_id)
+        blob = codec.envelope(codec.data_from_items(items))
         try:
-            _atomic_write(self.path, blob)
+            _atomic_write(self.path, blob, sync=self.fsync)
         except OSError as err:
             raise CheckpointError(f"{self.path}: cannot write checkpoint: {err.strerror or err}") from None
-        if isinstance(self._recorder, NullRecorder):
-            return  # nobody listens: skip converting every entry a second time
-        items = [
-            codec.entry_to_json(e, share_id=self.write_share_id)
-            for e in sorted(entries or [], key=codec.entry_sort_key)
-        ]
-        self._recorder.record("checkpoint", path=str(self.path), entries=items, size=len(blob))
+        if not isinstance(self._recorder, NullRecorder):
+            self._recorder.record("checkpoint", path=str(self.path), entries=items or [], size=len(blob))
 
 
-def _atomic_write(path: Path, blob: bytes) -> None:
-    """Write ``blob`` to ``path`` via ``.<random>`` in the same directory, fsync, rename, fsync dir."""
+def _atomic_write(path: Path, blob: bytes, *, sync: bool = True) -> None:
+    """Write ``blob`` to ``path`` via ``.<random>`` in the same directory, fsync, rename, fsync dir.
+
+    ``sync=False`` leaves out both fsyncs.
+    """
     directory = path.parent
-    directory.mkdir(parents=True, exist_ok=True)
-    fd, temp_name = tempfile.mkstemp(prefix=".", dir=directory)
+    try:
+        fd, temp_name = tempfile.mkstemp(prefix=".", dir=directory)
+    except FileNotFoundError:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, temp_name = tempfile.mkstemp(prefix=".", dir=directory)
     temp = Path(temp_name)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(blob)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if sync:
+                handle.flush()
+                os.fsync(handle.fileno())
         temp.replace(path)
     except BaseException:
         with contextlib.suppress(OSError):
             temp.unlink()
         raise
-    _fsync_directory(directory)
+    if sync:
+        _fsync_directory(directory)
 
 
 def _fsync_directory(directory: Path) -> None:

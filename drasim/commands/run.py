@@ -69,6 +69,19 @@ def register(subparsers: Any) -> None:
         help="switch a fake-plugin bug on in every fake driver (to see which scenarios catch it)",
     )
     parser.add_argument("--keep-workspace", action="store_true", help="keep each scenario's directory tree")
+    parser.add_argument(
+        "--workspace-dir",
+        type=Path,
+        metavar="DIR",
+        help="create each scenario's directory tree under DIR (default: /dev/shm when it is writable "
+        "with room to spare, else /tmp; /tmp with --keep-workspace)",
+    )
+    parser.add_argument(
+        "--fsync",
+        action="store_true",
+        help="fsync the kubelet checkpoint and the fake drivers' files on every write, as a real node "
+        "does (off by default: writes are atomic either way, and fsync costs milliseconds on a disk)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="print each scenario as it starts")
     parser.set_defaults(func=run)
 
@@ -95,6 +108,8 @@ def run(args: argparse.Namespace) -> int:
         unknown = [b for b in args.inject_bug if b not in BUGS]
         if unknown:
             raise ConfigError(f"--inject-bug: unknown bug {unknown[0]!r}; valid bugs: {', '.join(BUGS)}")
+    if args.workspace_dir is not None and not args.workspace_dir.is_dir():
+        raise ConfigError(f"--workspace-dir: {args.workspace_dir} is not an existing directory")
     scenarios = select(
         load_paths(args.paths or [builtin_scenario_dir()]), tags=args.tag, keyword=args.keyword
     )
@@ -106,6 +121,8 @@ def run(args: argparse.Namespace) -> int:
         driver_cmd=args.driver_cmd,
         driver_name=args.driver_name,
         keep_workspace=args.keep_workspace,
+        fsync=args.fsync,
+        workspace_dir=args.workspace_dir,
         bugs=tuple(args.inject_bug),
         capabilities=tuple(c for item in args.capability for c in item.split(",") if c),
     )

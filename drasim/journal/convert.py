@@ -38,11 +38,25 @@ def to_jsonable(value: Any) -> Any:
 
 
 _NOT_SCALAR = object()
+_PLAIN = frozenset({str, int, bool, type(None)})
 
 
 def _convert(value: Any, depth: int) -> Any:
     if depth > MAX_DEPTH:
         return "<nested too deeply>"
+    # Fast paths for what most events carry: plain JSON values (exact types only, so
+    # subclasses such as enums and named tuples still take the general path below).
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind is dict:
+        return {k if type(k) is str else str(k): _convert(v, depth + 1) for k, v in value.items()}
+    if kind is list:
+        return [_convert(v, depth + 1) for v in value]
+    return _convert_other(value, depth)
+
+
+def _convert_other(value: Any, depth: int) -> Any:
     scalar = _scalar(value)
     if scalar is not _NOT_SCALAR:
         return scalar

@@ -67,6 +67,17 @@ def add_options(parser: pytest.Parser) -> None:
         action="store_true",
         help="keep each scenario's /tmp/drasim-* directory tree",
     )
+    group.addoption(
+        "--drasim-workspace-dir",
+        metavar="DIR",
+        help="create each scenario's directory tree under DIR (default: /dev/shm when usable, else /tmp)",
+    )
+    group.addoption(
+        "--drasim-fsync",
+        action="store_true",
+        help="fsync the kubelet checkpoint and fake-driver files on every write, as a real node does "
+        "(slower on disks; writes are atomic either way)",
+    )
     parser.addini("drasim_driver_cmd", "driver command template (see --drasim-driver-cmd)", default="")
     parser.addini("drasim_driver_name", "DRA driver name of drasim_driver_cmd", default="")
     parser.addini("drasim_kubelet_profile", "emulated kubelet profile (name or YAML file)", default="")
@@ -100,6 +111,8 @@ class Settings:
     globs: tuple[str, ...] = DEFAULT_GLOBS
     root: Path = field(default_factory=Path.cwd)
     keep_workspace: bool = False
+    fsync: bool = False
+    workspace_dir: Path | None = None
 
     @property
     def capabilities(self) -> frozenset[str]:
@@ -122,6 +135,8 @@ class Settings:
             driver_cmd=self.driver_cmd,
             driver_name=self.driver_name,
             keep_workspace=self.keep_workspace,
+            fsync=self.fsync,
+            workspace_dir=self.workspace_dir,
         )
 
     def prepare(self, scenario: Scenario) -> Scenario:
@@ -203,7 +218,18 @@ def resolve(config: pytest.Config) -> Settings:
         globs=globs,
         root=root.resolve(),
         keep_workspace=bool(config.getoption("drasim_keep_workspace")),
+        fsync=bool(config.getoption("drasim_fsync")),
+        workspace_dir=_workspace_dir(config.getoption("drasim_workspace_dir")),
     )
+
+
+def _workspace_dir(value: str | None) -> Path | None:
+    if not value:
+        return None
+    path = Path(value).resolve()
+    if not path.is_dir():
+        raise pytest.UsageError(f"--drasim-workspace-dir: {value} is not an existing directory")
+    return path
 
 
 def _check_command(command: str) -> None:

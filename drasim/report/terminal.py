@@ -145,6 +145,8 @@ class TerminalReporter:
             label = LABELS[result.status]
             line = self._paint(label, result.status) + line[len(label) :]
         self._write(line)
+        if "workspace" in result.artifacts:  # kept with --keep-workspace: say where
+            self._write(printable(f"     workspace: {result.artifacts['workspace']}"))
 
     def finish(self, report: RunReport) -> None:
         """Print the table, the failure details and the summary line."""

@@ -113,6 +113,7 @@ class FakeDriverHandle:
     recorder: Recorder
     publisher: Publisher | None
     time_scale: float
+    fsync: bool = True
     name: str = ""
     _faults: list[dict[str, Any]] = field(default_factory=list)
     _driver: Any = None
@@ -153,6 +154,7 @@ class FakeDriverHandle:
             advertise=advertise,
             publish_slices=self.publisher is not None,
             behaviour=behaviour,
+            fsync=self.fsync,
         )
         if spec.rolling_update_uid:
             config.registration_socket = f"{spec.name}-{spec.rolling_update_uid}-reg.sock"

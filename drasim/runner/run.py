@@ -208,6 +208,8 @@ def _finish(world: World, result: ScenarioResult) -> None:
                 stderr.append(err)
         result.stdout = "".join(stdout)
         result.stderr = "".join(stderr)
+        if world.options.keep_workspace and hasattr(world, "workspace"):
+            result.artifacts["workspace"] = str(world.workspace.root)
     finally:
         world.teardown()
         if hasattr(world, "journal"):

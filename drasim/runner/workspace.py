@@ -2,7 +2,11 @@
 
 Linux limits a unix socket path (``sun_path``) to 107 usable bytes, and pytest's
 ``tmp_path`` or a deep checkout easily exceeds that. Every scenario therefore gets
-a fresh ``/tmp/drasim-XXXXXX`` tree laid out like a node::
+a fresh, short tree laid out like a node: ``/dev/shm/drasim-XXXX`` when ``/dev/shm``
+is a writable directory with room to spare (a tmpfs on Linux, so the many small
+checkpoint, CDI and state-file writes of a run never wait for a disk), otherwise, or
+when the tree is to be kept for inspection, ``/tmp/drasim-XXXXXXXX``; an explicit base
+directory (``--workspace-dir``) overrides both::
 
     <root>/kubelet/                  kubelet root dir (dra_manager_state lives here)
     <root>/kubelet/plugins_registry/ registration sockets (the plugin watcher's directory)
@@ -14,7 +18,11 @@ a fresh ``/tmp/drasim-XXXXXX`` tree laid out like a node::
 
 from __future__ import annotations
 
+import errno
+import os
+import secrets
 import shutil
+import string
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +33,10 @@ from drasim.errors import ConfigError
 MAX_SOCKET_PATH = 107
 # Room we keep for socket file names such as "<driver>-reg.sock".
 _SOCKET_NAME_BUDGET = 60
+
+#: The memory-backed default base directory, and the free space it must have to be used.
+SHM_DIR = Path("/dev/shm")
+SHM_MIN_FREE = 256 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -77,12 +89,62 @@ class Workspace:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def create_workspace(base: Path | None = None, prefix: str = "drasim-") -> Workspace:
-    """Make a fresh workspace under ``base`` (default ``/tmp``) and check socket path room."""
-    parent = base if base is not None else Path("/tmp")
+def shm_usable(path: Path | None = None, min_free: int = SHM_MIN_FREE) -> bool:
+    """Whether ``path`` (default :data:`SHM_DIR`) is a writable directory with ``min_free`` bytes free."""
+    path = SHM_DIR if path is None else path
+    try:
+        if not path.is_dir() or not os.access(path, os.W_OK | os.X_OK):
+            return False
+        stats = os.statvfs(path)
+    except OSError:
+        return False
+    return stats.f_bavail * stats.f_frsize >= min_free
+
+
+def default_base(*, keep: bool = False) -> Path:
+    """The base directory of a workspace nobody placed explicitly."""
+    if not keep and shm_usable():
+        return SHM_DIR
+    tmp = Path("/tmp")
+    return tmp if tmp.is_dir() else Path(tempfile.gettempdir())
+
+
+_NAME_CHARS = string.ascii_lowercase + string.digits + "_"
+
+
+def _make_root(parent: Path, prefix: str) -> Path:
+    """A new private directory ``<parent>/<prefix><random>``.
+
+    The random part is as long as :func:`tempfile.mkdtemp`'s (8) under ``/tmp`` and
+    shorter under a longer parent, so that every tree's paths are no longer than
+    ``/tmp/drasim-XXXXXXXX/...``: the socket-name budget is the same wherever it is.
+    """
+    length = max(4, 8 - max(0, len(str(parent)) - len("/tmp")))
+    for _ in range(1000):
+        candidate = parent / (prefix + "".join(secrets.choice(_NAME_CHARS) for _ in range(length)))
+        try:
+            candidate.mkdir(mode=0o700)
+        except FileExistsError:
+            continue
+        return candidate
+    raise FileExistsError(errno.EEXIST, "no free workspace name", str(parent))
+
+
+def create_workspace(base: Path | None = None, prefix: str = "drasim-", *, keep: bool = False) -> Workspace:
+    """Make a fresh workspace under ``base`` and check socket path room.
+
+    Without ``base`` the tree goes where :func:`default_base` says (``keep``: it outlives
+    the run, so not into memory). An explicit ``base`` must be an existing directory.
+    """
+    parent = default_base(keep=keep) if base is None else Path(base)
     if not parent.is_dir():
-        parent = Path(tempfile.gettempdir())
-    root = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+        raise ConfigError(f"workspace directory {parent}: not an existing directory")
+    try:
+        root = _make_root(parent, prefix)
+    except OSError as err:
+        raise ConfigError(
+            f"workspace directory {parent}: cannot create a directory in it: {err.strerror or err}"
+        ) from None
     ws = Workspace(root)
     longest = max(len(str(ws.registry_dir)), len(str(ws.plugins_dir)) + 1)
     if longest + _SOCKET_NAME_BUDGET > MAX_SOCKET_PATH:

@@ -64,11 +64,20 @@ class RunOptions:
     backend: str | None = None
     """Force ``memory`` or ``http`` API server mode."""
     keep_workspace: bool = False
-    """Leave the scenario's directory tree behind for inspection."""
+    """Leave the scenario's directory tree behind for inspection (in /tmp unless ``workspace_dir``)."""
+    workspace_dir: Path | None = None
+    """Create each scenario's tree under this directory (default: /dev/shm when usable, else /tmp)."""
     bugs: tuple[str, ...] = ()
     """Switch these fake-plugin bugs on in every fake driver (to prove scenarios catch them)."""
     capabilities: tuple[str, ...] = ()
     """What a ``driver_cmd`` driver supports (e.g. ``health``); scenarios needing more are skipped."""
+    fsync: bool = False
+    """fsync the kubelet checkpoint and the fake drivers' files on every write, as on a real node.
+
+    Off by default: the writes stay atomic (temporary file, rename), every crash a scenario
+    can simulate (a killed kubelet or driver) sees the old or the new file either way, and
+    the workspace is thrown away afterwards; an fsync only costs milliseconds on a disk.
+    """
 
 
 @dataclass
@@ -141,7 +150,7 @@ class World:
     def setup(self) -> None:
         """Build the node: directories, API server, node object, drivers, kubelet, objects."""
         self._clock = ScaledClock(self.time_scale) if self.time_scale > 0 else ScaledClock(1.0)
-        self.workspace = create_workspace()
+        self.workspace = create_workspace(self.options.workspace_dir, keep=self.options.keep_workspace)
         self.journal = Journal()
         self.metrics = Metrics()
         versions = list(self.scenario.spec.api_server.resource_api_versions)
@@ -198,6 +207,7 @@ class World:
                 recorder=self.journal,
                 publisher=self._publisher(fake.name),
                 time_scale=self.time_scale,
+                fsync=self.options.fsync,
             )
         assert spec.command is not None
         return self._process_driver(spec.command)
@@ -425,7 +435,9 @@ class World:
             # retries of failed registrations happen when the scenario advances its clock.
             reconcile_period=1e9,
         )
-        checkpoint = FileCheckpointStore(self.workspace.checkpoint_path, recorder=self.journal)
+        checkpoint = FileCheckpointStore(
+            self.workspace.checkpoint_path, recorder=self.journal, fsync=self.options.fsync
+        )
         try:
             manager = Manager(
                 claims=self.kubelet_api,

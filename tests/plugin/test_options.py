@@ -25,6 +25,7 @@ import pytest
             "neither a named profile (default, v1-only, v1beta1-only)",
         ),
         (["--drasim-capability", "Has Space"], "invalid capability name 'Has Space'"),
+        (["--drasim-workspace-dir", "no-such-dir"], "--drasim-workspace-dir: no-such-dir is not an existing"),
     ],
 )
 def test_usage_errors(pytester: pytest.Pytester, args: list[str], message: str) -> None:
@@ -96,3 +97,42 @@ def test_kubelet_profile_file(pytester: pytest.Pytester, write: Any) -> None:
     write("profiles/old.yaml", "services: [v1beta1.DRAPlugin]\ntimers: {callTimeout: 20}\n")
     result = pytester.runpytest("-q", "--drasim-kubelet-profile", "profiles/old.yaml")
     result.assert_outcomes(passed=1)
+
+
+def test_workspace_dir_and_fsync_reach_the_runner(pytester: pytest.Pytester, write: Any) -> None:
+    base = "/tmp"  # a short base: pytester's own directory is too long for unix sockets
+    write(
+        "drasim_check.yaml",
+        """\
+apiVersion: drasim.dev/v1alpha1
+kind: Scenario
+metadata: {name: where, description: a pod runs}
+spec:
+  driver: {fake: {name: gpu.example.com, devices: 1}}
+  claims: [{name: gpu}]
+  steps:
+    - startPod: {name: a, claims: [gpu]}
+""",
+    )
+    pytester.makeconftest(
+        """
+import os, pytest
+from drasim.runner import world
+
+seen = []
+real_setup = world.World.setup
+
+def setup(self):
+    real_setup(self)
+    seen.append((str(self.workspace.root.parent), self.options.fsync))
+
+world.World.setup = setup
+
+def pytest_sessionfinish(session):
+    with open("seen.txt", "w") as f:
+        f.write(repr(seen))
+"""
+    )
+    result = pytester.runpytest("--drasim-workspace-dir", base, "--drasim-fsync", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert (pytester.path / "seen.txt").read_text() == repr([(base, True)])
