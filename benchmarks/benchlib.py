@@ -1,11 +1,12 @@
 """Shared pieces of the benchmarks: timing statistics, result lines, the emulated node.
 
 ``Node`` wires what a scenario run wires, minus the runner: an in-memory API server
-(ObjectStore + MemoryCluster) holding allocated claims, an in-process FakeDriver
-serving DRA v1 on a real unix socket, the kubelet side of the plugin protocol
-(PluginHost: registration, gRPC client) and the emulated kubelet DRA Manager with
-a checkpoint store. Every benchmark prints ``RESULT name key=value ...`` lines that
-the smoke test and docs/performance.md rely on.
+(ObjectStore + MemoryCluster) holding allocated claims, an in-process FakeDriver (or a
+trivial servicer) serving DRA v1 on a real unix socket, the kubelet side of the plugin
+protocol (PluginHost: registration, gRPC client), the emulated kubelet DRA Manager with
+a checkpoint store, and a journal and metrics that record every call. Every benchmark
+prints ``RESULT name key=value ...`` lines that the smoke test and docs/performance.md
+rely on.
 """
 
 from __future__ import annotations
@@ -20,16 +21,25 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from concurrent import futures
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import grpc
+
+from drasim._proto.dra.v1 import api_pb2 as pb
+from drasim._proto.dra.v1 import api_pb2_grpc as pb_grpc
+from drasim._proto.pluginregistration.v1 import api_pb2 as reg_pb
+from drasim._proto.pluginregistration.v1 import api_pb2_grpc as reg_grpc
 from drasim.apiserver import MemoryCluster, ObjectStore
 from drasim.checkpoint.store import DRA_MANAGER_STATE_FILE, FileCheckpointStore
 from drasim.clock import RealClock
-from drasim.interfaces import CheckpointStore, NullRecorder
+from drasim.interfaces import CheckpointStore, NullRecorder, Recorder
+from drasim.journal import Journal
 from drasim.kubelet.manager import Manager
 from drasim.kubelet.state import ClaimInfoState
+from drasim.metrics import Metrics
 from drasim.plugins import PluginHost
 from fake_plugins import FakeDriver, FakeDriverConfig
 
@@ -144,19 +154,93 @@ def pod_manifest(name: str, uid: str, claims: Sequence[str]) -> dict[str, Any]:
     }
 
 
-class Node:
-    """API server + fake driver + PluginHost + Manager, as a scenario run builds them.
+class TrivialServicer(pb_grpc.DRAPluginServicer):
+    """Answers every claim with one fixed device; no I/O, no state."""
 
-    ``checkpoint`` is ``"file"`` (the real FileCheckpointStore, atomic write with
-    fsync) or ``"memory"``. ``state_dir`` is where the kubelet checkpoint, the
-    driver's own state and its CDI specs go (e.g. /dev/shm to take the disk out).
+    def NodePrepareResources(self, request: Any, context: Any) -> Any:  # noqa: N802, ARG002 - gRPC signature
+        device = pb.Device(
+            pool_name="node-1",
+            device_name="gpu-0",
+            request_names=["gpu"],
+            cdi_device_ids=[f"{DRIVER}/gpu=gpu-0"],
+        )
+        return pb.NodePrepareResourcesResponse(
+            claims={c.uid: pb.NodePrepareResourceResponse(devices=[device]) for c in request.claims}
+        )
+
+    def NodeUnprepareResources(self, request: Any, context: Any) -> Any:  # noqa: N802, ARG002 - gRPC signature
+        return pb.NodeUnprepareResourcesResponse(
+            claims={c.uid: pb.NodeUnprepareResourceResponse() for c in request.claims}
+        )
+
+
+class TrivialRegistration(reg_grpc.RegistrationServicer):
+    """The plugin registration service of a driver serving DRA v1 at ``endpoint``."""
+
+    def __init__(self, endpoint: str) -> None:
+        self.endpoint = endpoint
+
+    def GetInfo(self, request: Any, context: Any) -> Any:  # noqa: N802, ARG002 - gRPC signature
+        return reg_pb.PluginInfo(
+            type="DRAPlugin", name=DRIVER, endpoint=self.endpoint, supported_versions=["v1.DRAPlugin"]
+        )
+
+    def NotifyRegistrationStatus(self, request: Any, context: Any) -> Any:  # noqa: N802, ARG002
+        return reg_pb.RegistrationStatusResponse()
+
+
+class TrivialDriver:
+    """The trivial DRA servicer plus registration, on the sockets a real driver would use."""
+
+    def __init__(self, root: Path) -> None:
+        (root / "reg").mkdir(exist_ok=True)
+        (root / "plug").mkdir(exist_ok=True)
+        self.endpoint = str(root / "plug" / "dra.sock")
+        self.registration = str(root / "reg" / f"{DRIVER}-reg.sock")
+        self._dra = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+        pb_grpc.add_DRAPluginServicer_to_server(TrivialServicer(), self._dra)  # type: ignore[no-untyped-call]
+        self._dra.add_insecure_port(f"unix:{self.endpoint}")
+        self._reg = grpc.server(futures.ThreadPoolExecutor(max_workers=1))
+        reg_grpc.add_RegistrationServicer_to_server(TrivialRegistration(self.endpoint), self._reg)  # type: ignore[no-untyped-call]
+        self._reg.add_insecure_port(f"unix:{self.registration}")
+
+    def start(self) -> None:
+        self._dra.start()
+        self._reg.start()
+
+    def stop(self) -> None:
+        self._reg.stop(None).wait()
+        self._dra.stop(None).wait()
+
+
+class Node:
+    """API server + driver + PluginHost + Manager, as a scenario run builds them.
+
+    ``driver`` is ``"fake"`` (the in-process FakeDriver) or ``"trivial"`` (a servicer
+    that does no work, reached through the same registration and gRPC path).
+    ``checkpoint`` is ``"file"`` (the real FileCheckpointStore; with ``fsync`` each
+    write is fsynced as on a real node, without it as in scenario runs) or ``"memory"``.
+    ``state_dir`` is where the kubelet checkpoint, the driver's own state and its CDI
+    specs go (e.g. /dev/shm to take the disk out). The kubelet and the fake driver
+    journal and meter every call, as in a scenario run (``journal=False`` turns that off).
     """
 
-    def __init__(self, *, checkpoint: str = "file", devices: int = 8, state_dir: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        checkpoint: str = "file",
+        devices: int = 8,
+        state_dir: str | None = None,
+        fsync: bool = False,
+        driver: str = "fake",
+        journal: bool = True,
+    ) -> None:
         self.root = short_dir("drb-")
         self.state_root = short_dir("drb-state-", state_dir) if state_dir else self.root
         self.store = ObjectStore()
         self.cluster = MemoryCluster(self.store)
+        self.recorder: Recorder = Journal() if journal else NullRecorder()
+        self.metrics = Metrics() if journal else None
         config = FakeDriverConfig(
             driver_name=DRIVER,
             registry_dir=str(self.root / "reg"),
@@ -165,28 +249,49 @@ class Node:
             state_dir=str(self.state_root / "driver"),
             devices=devices,
             services=["v1.DRAPlugin"],
+            fsync=fsync,
         )
-        self.driver = FakeDriver(config, claim_source=self.cluster.get_resource_claim)
-        self.host = PluginHost(self.root / "reg", clock=RealClock(), services=["v1.DRAPlugin"])
+        self.driver: FakeDriver | TrivialDriver
+        if driver == "fake":
+            self.driver = FakeDriver(
+                config, claim_source=self.cluster.get_resource_claim, recorder=self.recorder
+            )
+        else:
+            self.driver = TrivialDriver(self.root)
+        self.host = PluginHost(
+            self.root / "reg",
+            clock=RealClock(),
+            recorder=self.recorder,
+            metrics=self.metrics,
+            services=["v1.DRAPlugin"],
+        )
         self.checkpoint: CheckpointStore
         if checkpoint == "file":
-            self.checkpoint = FileCheckpointStore(self.state_root / DRA_MANAGER_STATE_FILE)
+            self.checkpoint = FileCheckpointStore(
+                self.state_root / DRA_MANAGER_STATE_FILE, recorder=self.recorder, fsync=fsync
+            )
         else:
             self.checkpoint = MemoryCheckpoint()
         self.manager: Manager | None = None
+
+    @property
+    def endpoint(self) -> str:
+        """The driver's DRA socket."""
+        return str(self.driver.endpoint)
 
     def start(self) -> Node:
         self.driver.start()
         self.host.start()
         if not self.host.wait_registered(DRIVER, 10, connected=True):
-            msg = "the fake driver did not register within 10 s"
+            msg = "the driver did not register within 10 s"
             raise RuntimeError(msg)
         self.manager = Manager(
             claims=self.cluster,
             drivers=self.host.manager,
             checkpoint=self.checkpoint,
             clock=RealClock(),
-            recorder=NullRecorder(),
+            recorder=self.recorder,
+            metrics=self.metrics,
         )
         return self
 

@@ -13,13 +13,16 @@ total work grows with N^2 by design.
 Part 2 (``checkpoint``): FileCheckpointStore.store() with E entries already in the
 file, for growing E: bytes per write, time per write (median), the share of
 encoding (``encode_ms``) versus the rest of store() (``rest_ms``: the atomic write
--- temp file, fsync, rename, fsync dir -- plus the journal's entry list the store
-builds on every write), and microseconds per entry. Linear per write means time/entry stays flat as E grows.
+-- temp file, rename, and with ``--fsync`` an fsync of the file and its directory),
+and microseconds per entry. Linear per write means time/entry stays flat as E grows.
+
+Without ``--fsync`` every write is what a scenario run does (atomic, not fsynced);
+with it, what a real node does. Scenario runs journal every call, and so does this.
 
 Usage::
 
     python benchmarks/scale.py [--pods 1,10,100,1000] [--entries 0,1,10,100,1000,2000,5000]
-                               [--writes 20] [--state-dir DIR] [--only pods|checkpoint]
+                               [--writes 20] [--state-dir DIR] [--fsync] [--only pods|checkpoint]
                                [--no-memory] [--quick]
 """
 
@@ -47,8 +50,8 @@ def _pods(count: int) -> list[dict[str, object]]:
     return [pod_manifest(f"pod-{i}", f"pod-uid-{i}", [f"claim-{i}"]) for i in range(count)]
 
 
-def _node(count: int, state_dir: str | None) -> Node:
-    node = Node(checkpoint="file", devices=max(count, 1), state_dir=state_dir).start()
+def _node(count: int, state_dir: str | None, fsync: bool) -> Node:
+    node = Node(checkpoint="file", devices=max(count, 1), state_dir=state_dir, fsync=fsync).start()
     for i in range(count):
         node.add_claim(f"claim-{i}", [f"pod-uid-{i}"], device=f"gpu-{i}")
     return node
@@ -70,8 +73,8 @@ def _phase(body: Callable[[], None], *, trace: bool) -> tuple[float, int]:
     return elapsed, peak
 
 
-def run_pods(count: int, state_dir: str | None, *, trace: bool) -> dict[str, float]:
-    node = _node(count, state_dir)
+def run_pods(count: int, state_dir: str | None, *, trace: bool, fsync: bool) -> dict[str, float]:
+    node = _node(count, state_dir, fsync)
     try:
         manager = node.kubelet()
         pods = _pods(count)
@@ -101,9 +104,9 @@ def run_pods(count: int, state_dir: str | None, *, trace: bool) -> dict[str, flo
         node.stop()
 
 
-def bench_pods(sizes: list[int], state_dir: str | None, *, memory: bool) -> None:
+def bench_pods(sizes: list[int], state_dir: str | None, *, memory: bool, fsync: bool) -> None:
     for count in sizes:
-        timed = run_pods(count, state_dir, trace=False)
+        timed = run_pods(count, state_dir, trace=False, fsync=fsync)
         result(
             "pods",
             pods=count,
@@ -114,7 +117,7 @@ def bench_pods(sizes: list[int], state_dir: str | None, *, memory: bool) -> None
             checkpoint_bytes_full=int(timed["checkpoint_bytes"]),
         )
         if memory:
-            traced = run_pods(count, state_dir, trace=True)
+            traced = run_pods(count, state_dir, trace=True, fsync=fsync)
             result(
                 "pods_memory",
                 pods=count,
@@ -141,10 +144,10 @@ def entries(count: int) -> list[ClaimInfoState]:
     return out
 
 
-def bench_checkpoint(sizes: list[int], writes: int, state_dir: str | None) -> None:
+def bench_checkpoint(sizes: list[int], writes: int, state_dir: str | None, *, fsync: bool) -> None:
     root = short_dir("drb-ckpt-", state_dir)
     try:
-        store = FileCheckpointStore(Path(root) / DRA_MANAGER_STATE_FILE)
+        store = FileCheckpointStore(Path(root) / DRA_MANAGER_STATE_FILE, fsync=fsync)
         for count in sizes:
             states = entries(count)
             store.store(states)  # the file already holds E entries, as in a running kubelet
@@ -183,17 +186,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--entries", default="0,1,10,100,1000,2000,5000", help="checkpoint sizes to write")
     parser.add_argument("--writes", type=int, default=20, help="timed writes per checkpoint size")
     parser.add_argument("--state-dir", default=None, help="where checkpoint/CDI/driver-state files go")
+    parser.add_argument("--fsync", action="store_true", help="fsync every file write, as a real node")
     parser.add_argument("--only", choices=["pods", "checkpoint"], default=None, help="run one part")
     parser.add_argument("--no-memory", action="store_true", help="skip the tracemalloc pass (it is slow)")
     parser.add_argument("--quick", action="store_true", help="tiny sizes, for the smoke test")
     args = parser.parse_args(argv)
     if args.quick:
         args.pods, args.entries, args.writes = "1,3", "0,1,10", 3
-    print(f"# scale: {machine()}; state_dir={args.state_dir or '/tmp'}")
+    print(f"# scale: {machine()}; state_dir={args.state_dir or '/tmp'} fsync={args.fsync}")
     if args.only in (None, "pods"):
-        bench_pods(_sizes(args.pods), args.state_dir, memory=not args.no_memory)
+        bench_pods(_sizes(args.pods), args.state_dir, memory=not args.no_memory, fsync=args.fsync)
     if args.only in (None, "checkpoint"):
-        bench_checkpoint(_sizes(args.entries), args.writes, args.state_dir)
+        bench_checkpoint(_sizes(args.entries), args.writes, args.state_dir, fsync=args.fsync)
     return 0
 
 

@@ -54,12 +54,21 @@ def test_rpc_overhead_quick() -> None:
         "kubelet_core_cycle",
         "driver_cycle_raw_stubs",
         "harness_cycle",
+        "full_cycle",
     ):
         (line,) = found[name]
         assert line["n"] == "20"
         assert float(line["median_us"]) > 0
     (ratio,) = found["ratio"]
-    assert float(ratio["harness_over_bare_cycle"]) > 0
+    for key in ("harness_over_bare_cycle", "full_over_bare_cycle", "full_over_driver_cycle"):
+        assert float(ratio[key]) > 0
+
+
+@pytest.mark.timeout(90)
+def test_rpc_overhead_quick_with_fsync_and_memory_checkpoint() -> None:
+    output = run("rpc_overhead.py", "--quick", "--fsync", "--checkpoint", "memory")
+    assert "checkpoint=memory fsync=True" in output
+    assert float(results(output)["ratio"][0]["harness_over_bare_cycle"]) > 0
 
 
 @pytest.mark.timeout(90)
