@@ -102,6 +102,25 @@ def measure(body: Callable[[], object], iterations: int, warmup: int) -> Stats:
     return Stats(tuple(samples))
 
 
+def measure_interleaved(bodies: Sequence[Callable[[], object]], iterations: int, warmup: int) -> list[Stats]:
+    """Time each of ``bodies`` ``iterations`` times, taking turns (a, b, a, b, ...).
+
+    Load on a shared machine drifts over seconds; taking turns exposes every body to the
+    same drift, so the ratio of their medians is stable where back-to-back runs are not.
+    """
+    for _ in range(warmup):
+        for body in bodies:
+            body()
+    samples: list[list[float]] = [[] for _ in bodies]
+    clock = time.perf_counter
+    for _ in range(iterations):
+        for body, out in zip(bodies, samples, strict=True):
+            start = clock()
+            body()
+            out.append(clock() - start)
+    return [Stats(tuple(s)) for s in samples]
+
+
 def short_dir(prefix: str, base: str | None = None) -> Path:
     """A fresh directory with a short path (unix socket paths are limited to 107 bytes)."""
     return Path(tempfile.mkdtemp(prefix=prefix, dir=base or "/tmp"))

@@ -23,7 +23,8 @@ Measured in one process, one run, over the same kind of transport (a unix socket
     harness + FakeDriver: what one prepare/unprepare of a scenario step costs.
 
 Durations are medians. ``--profile`` adds a cProfile of the full cycle.
-``--state-dir /dev/shm`` puts every checkpoint, CDI and driver-state file on tmpfs.
+Files go where scenario runs put them (/dev/shm when usable, else /tmp);
+``--state-dir /tmp`` puts every checkpoint, CDI and driver-state file on that disk instead.
 
 Usage::
 
@@ -34,11 +35,12 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import io
 import pstats
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import grpc
@@ -51,6 +53,7 @@ from benchlib import (
     claim_manifest,
     machine,
     measure,
+    measure_interleaved,
     pod_manifest,
     result,
 )
@@ -61,50 +64,32 @@ from drasim.apiserver import MemoryCluster, ObjectStore
 from drasim.clock import RealClock
 from drasim.interfaces import DriverClient, NullRecorder
 from drasim.kubelet.manager import Manager
+from drasim.runner.workspace import default_base
 from drasim.values import ClaimRef, Device, PrepareResult, UnprepareResult
 
 CLAIM = "gpu"
 POD_UID = "pod-uid-1"
 
 
-def bench_bare(node: Node, iterations: int, warmup: int) -> tuple[Stats, Stats]:
-    """One unary call, and a prepare+unprepare pair, with raw stubs to ``node``'s driver."""
+@contextlib.contextmanager
+def raw_stubs(node: Node, claim_uid: str) -> Iterator[tuple[Callable[[], object], Callable[[], object]]]:
+    """(one NodePrepareResources, a prepare+unprepare pair) with raw stubs to ``node``'s driver."""
     channel = grpc.insecure_channel(f"unix:{node.endpoint}")
     stub = pb_grpc.DRAPluginStub(channel)  # type: ignore[no-untyped-call]
-    claim = pb.Claim(namespace=NAMESPACE, uid="uid-1", name=CLAIM)
+    claim = pb.Claim(namespace=NAMESPACE, uid=claim_uid, name=CLAIM)
     prepare = pb.NodePrepareResourcesRequest(claims=[claim])
     unprepare = pb.NodeUnprepareResourcesRequest(claims=[claim])
-    try:
-        call = measure(lambda: stub.NodePrepareResources(prepare, timeout=10), iterations, warmup)
-        cycle = measure(
-            lambda: (
-                stub.NodePrepareResources(prepare, timeout=10),
-                stub.NodeUnprepareResources(unprepare, timeout=10),
-            ),
-            iterations,
-            warmup,
-        )
-    finally:
-        channel.close()
-    return call, cycle
 
-
-def bench_driver(node: Node, iterations: int, warmup: int) -> Stats:
-    """prepare+unprepare with raw stubs straight to the fake driver (no kubelet)."""
-    claim_obj = node.cluster.get_resource_claim(NAMESPACE, CLAIM)
-    claim = pb.Claim(namespace=NAMESPACE, uid=claim_obj["metadata"]["uid"], name=CLAIM)
-    channel = grpc.insecure_channel(f"unix:{node.endpoint}")
-    stub = pb_grpc.DRAPluginStub(channel)  # type: ignore[no-untyped-call]
-    prepare = pb.NodePrepareResourcesRequest(claims=[claim])
-    unprepare = pb.NodeUnprepareResourcesRequest(claims=[claim])
+    def call() -> None:
+        reply = stub.NodePrepareResources(prepare, timeout=10)
+        assert not reply.claims[claim_uid].error, reply
 
     def cycle() -> None:
-        reply = stub.NodePrepareResources(prepare, timeout=10)
-        assert not reply.claims[claim.uid].error, reply
+        call()
         stub.NodeUnprepareResources(unprepare, timeout=10)
 
     try:
-        return measure(cycle, iterations, warmup)
+        yield call, cycle
     finally:
         channel.close()
 
@@ -184,7 +169,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--fsync", action="store_true", help="fsync every checkpoint/driver file write")
     parser.add_argument(
-        "--state-dir", default=None, help="where checkpoint/CDI/driver-state files go (e.g. /dev/shm)"
+        "--state-dir",
+        default=str(default_base()),
+        help="where checkpoint/CDI/driver-state files go (default: where scenario runs put them, "
+        "/dev/shm when usable, else /tmp)",
     )
     parser.add_argument("--profile", action="store_true", help="print a cProfile of the full cycle")
     parser.add_argument("--quick", action="store_true", help="tiny sizes, for the smoke test")
@@ -193,17 +181,19 @@ def main(argv: list[str] | None = None) -> int:
         args.iterations, args.warmup = 20, 5
     print(
         f"# rpc_overhead: {machine()}; checkpoint={args.checkpoint} fsync={args.fsync} "
-        f"state_dir={args.state_dir or '/tmp'}"
+        f"state_dir={args.state_dir}"
     )
     n, w = args.iterations, args.warmup
     node_args = {"checkpoint": args.checkpoint, "state_dir": args.state_dir, "fsync": args.fsync}
 
+    # The measurements that are compared take turns, so they see the same machine load.
     with Node(driver="trivial", **node_args) as trivial:
         trivial.add_claim(CLAIM, [POD_UID])
-        bare_call, bare_cycle = bench_bare(trivial, n, w)
+        uid = trivial.cluster.get_resource_claim(NAMESPACE, CLAIM)["metadata"]["uid"]
+        with raw_stubs(trivial, uid) as (call, pair):
+            bare_call, bare_cycle, harness = measure_interleaved([call, pair, kubelet_cycle(trivial)], n, w)
         result("bare_unary_call", **bare_call.fields())
         result("bare_cycle", **bare_cycle.fields())
-        harness = measure(kubelet_cycle(trivial), n, w)
         result("harness_cycle", **harness.fields())
 
     kubelet_core = bench_kubelet_core(n, w)
@@ -211,14 +201,16 @@ def main(argv: list[str] | None = None) -> int:
 
     with Node(driver="fake", **node_args) as node:
         node.add_claim(CLAIM, [POD_UID])
-        driver = bench_driver(node, n, w)
-        result("driver_cycle_raw_stubs", **driver.fields())
+        uid = node.cluster.get_resource_claim(NAMESPACE, CLAIM)["metadata"]["uid"]
         cycle = kubelet_cycle(node)
-        full = measure(cycle, n, w)
+        with raw_stubs(node, uid) as (_, pair):
+            driver, full = measure_interleaved([pair, cycle], n, w)
+        result("driver_cycle_raw_stubs", **driver.fields())
         result("full_cycle", **full.fields())
         result(
             "ratio",
             harness_over_bare_cycle=harness.median / bare_cycle.median,
+            overhead_over_bare_cycle=(harness.median - bare_cycle.median) / bare_cycle.median,
             full_over_driver_cycle=full.median / driver.median,
             full_over_bare_cycle=full.median / bare_cycle.median,
             kubelet_added_us=(harness.median - bare_cycle.median) * 1e6,

@@ -43,6 +43,7 @@ from benchlib import DRIVER, Node, machine, pod_manifest, result, short_dir
 from drasim.checkpoint import codec
 from drasim.checkpoint.store import DRA_MANAGER_STATE_FILE, FileCheckpointStore
 from drasim.kubelet.state import ClaimInfoState, DriverState
+from drasim.runner.workspace import default_base
 from drasim.values import Device
 
 
@@ -185,7 +186,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pods", default="1,10,100,1000", help="comma-separated pod counts")
     parser.add_argument("--entries", default="0,1,10,100,1000,2000,5000", help="checkpoint sizes to write")
     parser.add_argument("--writes", type=int, default=20, help="timed writes per checkpoint size")
-    parser.add_argument("--state-dir", default=None, help="where checkpoint/CDI/driver-state files go")
+    parser.add_argument(
+        "--state-dir",
+        default=str(default_base()),
+        help="where checkpoint/CDI/driver-state files go (default: as scenario runs, /dev/shm when usable)",
+    )
     parser.add_argument("--fsync", action="store_true", help="fsync every file write, as a real node")
     parser.add_argument("--only", choices=["pods", "checkpoint"], default=None, help="run one part")
     parser.add_argument("--no-memory", action="store_true", help="skip the tracemalloc pass (it is slow)")
@@ -193,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.quick:
         args.pods, args.entries, args.writes = "1,3", "0,1,10", 3
-    print(f"# scale: {machine()}; state_dir={args.state_dir or '/tmp'} fsync={args.fsync}")
+    print(f"# scale: {machine()}; state_dir={args.state_dir} fsync={args.fsync}")
     if args.only in (None, "pods"):
         bench_pods(_sizes(args.pods), args.state_dir, memory=not args.no_memory, fsync=args.fsync)
     if args.only in (None, "checkpoint"):

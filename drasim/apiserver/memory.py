@@ -9,13 +9,13 @@ entries as the HTTP face.
 from __future__ import annotations
 
 import builtins
-import copy
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from drasim.apiserver.calls import IN_PROCESS, ApiCall, guarded
 from drasim.apiserver.faults import ApiFault
 from drasim.apiserver.kinds import RESOURCE_GROUP, ResourceType
+from drasim.apiserver.meta import clone
 from drasim.apiserver.patch import merge_patch
 from drasim.apiserver.port import PATCH_TYPES, KubeObject
 from drasim.apiserver.status import bad_request
@@ -123,7 +123,7 @@ class MemoryCluster:
             name=name,
         )
         if rtype.has_status and obj.get("status") and created.get("status") != obj["status"]:
-            created["status"] = copy.deepcopy(obj["status"])
+            created["status"] = clone(obj["status"])
             return self.update_status(created)
         return created
 

@@ -13,7 +13,6 @@ error Status.
 from __future__ import annotations
 
 import builtins
-import copy
 import random
 import threading
 import time
@@ -99,7 +98,7 @@ class ObjectStore:
         rv = int(obj["metadata"]["resourceVersion"])
         if len(self._history) == self._history.maxlen:
             self._evicted_upto = self._history[0][0]
-        self._history.append((rv, rtype, kind, copy.deepcopy(obj), copy.deepcopy(old)))
+        self._history.append((rv, rtype, kind, meta.clone(obj), meta.clone(old)))
         for watch in list(self._watches):
             if watch.rtype == rtype:
                 watch.offer(kind, obj, old)
@@ -154,7 +153,7 @@ class ObjectStore:
         self, rtype: ResourceType, version: str, obj: Mapping[str, Any], namespace: str = ""
     ) -> KubeObject:
         """Store a new object: name from generateName, uid, timestamps, resourceVersion, generation."""
-        new = copy.deepcopy(dict(obj))
+        new = meta.clone(dict(obj))
         md = new.setdefault("metadata", {})
         if not isinstance(md, dict):
             raise bad_request("metadata: expected an object")
@@ -219,7 +218,7 @@ class ObjectStore:
         Conflict otherwise); an empty one updates unconditionally. An update that
         changes nothing is not a write (no new resourceVersion, no event).
         """
-        body = copy.deepcopy(dict(obj))
+        body = meta.clone(dict(obj))
         md = body.get("metadata") or {}
         name = md.get("name") or ""
         if not name:
@@ -315,7 +314,7 @@ class ObjectStore:
                 )
                 raise conflict(rtype, name, why)
             self._check_preconditions(rtype, old, uid=uid, resource_version=None)
-            new = copy.deepcopy(old)
+            new = meta.clone(old)
             new_md = new["metadata"]
             if new_md.get("finalizers"):
                 if new_md.get("deletionTimestamp"):

@@ -136,6 +136,7 @@ class GrpcDriverClient:
         self._connected = False
         self._closed = False
         self.channel = grpc.insecure_channel("unix:" + endpoint, options=channel_options(clock))
+        self._callables: dict[str, grpc.UnaryUnaryMultiCallable[bytes, bytes]] = {}
         # Like upstream's conn.Connect(): start connecting now so availability is known early.
         self.channel.subscribe(self._on_state, try_to_connect=True)
 
@@ -237,7 +238,10 @@ class GrpcDriverClient:
     ) -> dict[str, T]:
         path = conversion.method_path(self.service, method)
         request = encode(self.service, claims)
-        callable_ = self.channel.unary_unary(path, request_serializer=None, response_deserializer=None)
+        callable_ = self._callables.get(path)
+        if callable_ is None:
+            callable_ = self.channel.unary_unary(path, request_serializer=None, response_deserializer=None)
+            self._callables[path] = callable_
         start = time.monotonic()
         try:
             raw = callable_(request, timeout=real_deadline(self._clock, self.call_timeout))
