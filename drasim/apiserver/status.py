@@ -101,11 +101,14 @@ def expired(requested: int, oldest: int) -> StatusError:
 
 
 def generic(code: int, message: str) -> StatusError:
-    """Any other code with its usual reason (used by fault injection)."""
+    """Any other code with its usual reason (used by fault injection).
+
+    A code without one gets the empty reason (upstream's ``StatusReasonUnknown`` is ``""``).
+    """
     details: dict[str, Any] = {}
     if code == 429:
         details["retryAfterSeconds"] = 1
-    return StatusError(code, REASONS.get(code, "Unknown"), message, details=details)
+    return StatusError(code, REASONS.get(code, ""), message, details=details)
 
 
 def status_body(err: ApiError) -> dict[str, Any]:
@@ -119,6 +122,8 @@ def status_body(err: ApiError) -> dict[str, Any]:
         "reason": err.reason,
         "code": err.code,
     }
+    if not err.reason:
+        del body["reason"]  # metav1.Status.Reason is omitempty
     details = getattr(err, "details", None)
     if details:
         body["details"] = details

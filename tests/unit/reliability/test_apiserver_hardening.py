@@ -265,7 +265,7 @@ def test_protocol_garbage_gets_a_status(server: HttpApiServer, raw: bytes, expec
     assert reply.headers.get("content-type") == "application/json"
     assert int(reply.headers["content-length"]) == len(reply.body)
     body = reply.json()
-    assert body == {
+    want = {
         "kind": "Status",
         "apiVersion": "v1",
         "metadata": {},
@@ -274,6 +274,9 @@ def test_protocol_garbage_gets_a_status(server: HttpApiServer, raw: bytes, expec
         "reason": expected.reason,
         "code": expected.code,
     }
+    if not expected.reason:
+        del want["reason"]  # upstream's StatusReasonUnknown is "", and Reason is omitempty
+    assert body == want
     assert expected.message in body["message"]
     assert_still_serving(server)
 
