@@ -139,13 +139,21 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
         except ApiError as err:
             if not self._body_read and self._has_body():
                 self.close_connection = True  # the unread body would poison the next request
-            self.send_json(err.code, status_body(err), retry_after=err.code == 429)
+            self._send_error_reply(err.code, status_body(err), retry_after=err.code == 429)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
         except Exception:
             log.exception("fake API server failed on %s %s", method, self.path)
             self.close_connection = True
-            self.send_json(500, status_body(StatusError(500, "InternalError", "internal error in drasim")))
+            body = status_body(StatusError(500, "InternalError", "internal error in drasim"))
+            self._send_error_reply(500, body, retry_after=False)
+
+    def _send_error_reply(self, code: int, body: dict[str, Any], *, retry_after: bool) -> None:
+        """Answer an error; a client that has gone away meanwhile only ends the connection."""
+        try:
+            self.send_json(code, body, retry_after=retry_after)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
 
     def _route(self, method: str, parts: list[str], query: dict[str, str]) -> None:
         if parts[:1] == ["openapi"]:
