@@ -7,8 +7,9 @@ values, to a callback. When the stream ends or fails it is re-opened after 5 s
 and deregistration cancels it. The service choice is the 1.37-dev
 ``pickHealthService``: v1 if advertised, else v1alpha1, else no stream.
 
-Values are delivered raw: the kubelet side (``HandleWatchResourcesStream``) maps
-a missing timeout to 30 s and truncates messages.
+Values are delivered raw. The kubelet side (``HandleWatchResourcesStream`` and its
+``buildDeviceHealth``) is :func:`drasim.runner.health.absorb`, which applies
+:func:`health_check_timeout` and :func:`truncate_health_message` below.
 """
 
 from __future__ import annotations
@@ -33,6 +34,15 @@ HEALTH_RETRY_PERIOD = 5.0
 
 _HEALTH_NAMES = {1: "Healthy", 2: "Unhealthy"}
 
+#: upstream ``DefaultHealthTimeout`` (healthinfo.go): how long a report stays valid when
+#: the plugin sets no positive ``health_check_timeout_seconds``.
+DEFAULT_HEALTH_TIMEOUT = 30.0
+
+#: upstream ``v1.ResourceHealthMessageMaxLength`` (k8s.io/api core/v1), in bytes.
+HEALTH_MESSAGE_MAX_LENGTH = 1024
+
+_ELLIPSIS = "..."
+
 
 @dataclass(frozen=True)
 class DeviceHealthReport:
@@ -51,6 +61,44 @@ class DeviceHealthReport:
 
 #: Receives ``(driver_name, devices)`` for each stream response.
 HealthCallback = Callable[[str, tuple[DeviceHealthReport, ...]], None]
+
+
+def health_check_timeout(seconds: int) -> float:
+    """Seconds a device's report stays valid (upstream ``buildDeviceHealth``).
+
+    A positive ``health_check_timeout_seconds`` is used as is; zero or a negative value
+    (which upstream logs at V(4)) means :data:`DEFAULT_HEALTH_TIMEOUT`.
+    """
+    return float(seconds) if seconds > 0 else DEFAULT_HEALTH_TIMEOUT
+
+
+def truncate_health_message(message: str) -> str:
+    """A health message as the kubelet stores it (upstream ``truncateHealthMessage``).
+
+    Go measures the UTF-8 bytes: a message of at most 1024 bytes is kept; a longer one
+    keeps its first 1021 bytes followed by ``...``. The cut may split a multi-byte
+    character. Go keeps those bytes, and its JSON encoder turns each one into U+FFFD
+    when the status is written, so each byte of a split character becomes one U+FFFD here.
+    """
+    raw = message.encode("utf-8", errors="surrogatepass")
+    if len(raw) <= HEALTH_MESSAGE_MAX_LENGTH:
+        return message
+    head = raw[: HEALTH_MESSAGE_MAX_LENGTH - len(_ELLIPSIS)]
+    dangling = _unfinished_tail(head)
+    text = head[: len(head) - dangling].decode("utf-8", errors="surrogatepass")
+    return text + "\ufffd" * dangling + _ELLIPSIS
+
+
+def _unfinished_tail(data: bytes) -> int:
+    """How many bytes at the end of ``data`` (cut from valid UTF-8) start an unfinished character."""
+    continuation = 0
+    while continuation < min(3, len(data)) and data[-1 - continuation] & 0xC0 == 0x80:
+        continuation += 1
+    if continuation == len(data):
+        return 0
+    lead = data[-1 - continuation]
+    needed = 2 if lead & 0xE0 == 0xC0 else 3 if lead & 0xF0 == 0xE0 else 4 if lead & 0xF8 == 0xF0 else 1
+    return continuation + 1 if needed > continuation + 1 else 0
 
 
 def pick_health_service(supported_services: Sequence[str]) -> str:

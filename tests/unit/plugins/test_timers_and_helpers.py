@@ -11,7 +11,13 @@ from drasim._proto.drahealth.v1 import api_pb2 as h1
 from drasim.clock import ScaledClock
 from drasim.plugins import DeviceHealthReport, ManualScheduler, ThreadScheduler, pick_health_service
 from drasim.plugins.client import channel_options, go_code_name, rpc_error_from
-from drasim.plugins.health import convert_response
+from drasim.plugins.health import (
+    DEFAULT_HEALTH_TIMEOUT,
+    HEALTH_MESSAGE_MAX_LENGTH,
+    convert_response,
+    health_check_timeout,
+    truncate_health_message,
+)
 from drasim.plugins.timers import ExponentialBackoff
 
 
@@ -141,3 +147,45 @@ def test_convert_health_response() -> None:
         DeviceHealthReport("p", "e", "Unhealthy", 5, -1, "m"),
         DeviceHealthReport("p", "f", "Unknown"),
     )
+
+
+@pytest.mark.parametrize(
+    ("seconds", "expected"),
+    [(0, 30.0), (-5, 30.0), (1, 1.0), (120, 120.0)],
+    ids=["zero-default", "negative-default", "one", "custom"],
+)
+def test_health_check_timeout(seconds: int, expected: float) -> None:
+    assert health_check_timeout(seconds) == expected
+    assert DEFAULT_HEALTH_TIMEOUT == 30.0
+
+
+def test_health_message_up_to_1024_bytes_is_kept() -> None:
+    assert HEALTH_MESSAGE_MAX_LENGTH == 1024
+    assert truncate_health_message("") == ""
+    assert truncate_health_message("x" * 1024) == "x" * 1024
+    # 512 two-byte characters are 1024 bytes: kept although Python counts 512.
+    assert truncate_health_message("é" * 512) == "é" * 512
+
+
+def test_long_health_message_keeps_1021_bytes_and_an_ellipsis() -> None:
+    out = truncate_health_message("x" * 1000 + "y" * 100)
+    assert out == "x" * 1000 + "y" * 21 + "..."
+    assert len(out.encode()) == 1024
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        # a two-byte character starting at byte 1020: its first byte is kept
+        ("a" * 1020 + "é" + "b" * 10, "a" * 1020 + "\ufffd..."),
+        # a three-byte character starting at byte 1019: two of its bytes are kept
+        ("a" * 1019 + "€" + "b" * 10, "a" * 1019 + "\ufffd\ufffd..."),
+        # a three-byte character ending at byte 1020 is whole
+        ("a" * 1018 + "€" + "b" * 10, "a" * 1018 + "€..."),
+        # a four-byte character starting at byte 1018: three of its bytes are kept
+        ("a" * 1018 + "😀" + "b" * 10, "a" * 1018 + "\ufffd\ufffd\ufffd..."),
+    ],
+    ids=["split-2-byte", "split-3-byte", "whole-3-byte", "split-4-byte"],
+)
+def test_truncation_counts_bytes_like_go(message: str, expected: str) -> None:
+    assert truncate_health_message(message) == expected

@@ -7,6 +7,7 @@ plus fakes of the kubelet manager and plugin host.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -78,6 +79,8 @@ class FakeWorld:
     pods: dict[str, PodRecord] = field(default_factory=dict)
     drivers: dict[str, Any] = field(default_factory=dict)
     health: dict[tuple[str, str, str], dict[str, Any]] = field(default_factory=dict)
+    health_changed: threading.Condition = field(default_factory=threading.Condition)
+    now: float = 0.0
     node: str = "node-1"
     kubelet: Any = None
     manager: FakeManager = field(default_factory=FakeManager)
