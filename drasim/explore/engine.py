@@ -114,7 +114,7 @@ def run_choices(
         def execute(step: Step) -> None:
             index = len(trace.records)
             ctx = StepContext(index, step.name, marks=ctx_marks)
-            oracle.before_step(world)
+            oracle.before_step(world, step.name)
             trace.marks.append(world.journal.mark())
             record = run_step(world, step, ctx)
             _settle_plugin(world)

@@ -1,7 +1,8 @@
 """Run one generated step on a live world and record what happened.
 
-A kubelet operation that fails is a legitimate outcome (an injected fault, a stopped
-plugin), not a violation: the step is run without ``expectError`` and a
+A kubelet operation that fails is usually a legitimate outcome (an injected fault, a
+stopped plugin), not a violation by itself (:mod:`drasim.explore.outcomes` judges the clear
+cases): the step is run without ``expectError`` and a
 :class:`~drasim.runner.context.StepFailure` is recorded as "operation failed". Each
 record also holds the step as a reproducer must write it so that the same run
 passes step by step: with ``expectError`` when the operation failed, and a

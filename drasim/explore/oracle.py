@@ -15,6 +15,7 @@ from typing import Any
 
 from drasim.checkpoint.store import FileCheckpointStore
 from drasim.errors import CheckpointError
+from drasim.explore.outcomes import OutcomeChecks
 from drasim.explore.violations import Violation
 from drasim.journal import RpcCall
 from drasim.kubelet.state import ClaimInfoState
@@ -85,11 +86,13 @@ class Oracle:
         self.seq = 0
         self.devices: dict[str, tuple[int, DeviceKey]] = {}
         self.running_before: dict[str, set[str]] = {}
+        self.outcomes = OutcomeChecks()
 
     # ------------------------------------------------------------------ per step
-    def before_step(self, world: World) -> None:
-        """Remember which pods were Running before the step."""
+    def before_step(self, world: World, step: str) -> None:
+        """Remember which pods were Running before the step, and what may make ``step`` fail."""
         self.running_before = running_claims(world)
+        self.outcomes.before(world, step)
 
     def after_step(self, world: World, index: int) -> list[Violation]:
         """Every per-step invariant, over what happened during step ``index``."""
@@ -97,6 +100,7 @@ class Oracle:
         calls = [c for c in world.journal.rpc_calls(side="kubelet", since_seq=self.seq) if c.seq <= upto]
         self.seq = upto
         found: list[Violation] = []
+        found += self.outcomes.after(world, calls, index)
         found += self._unprepare_in_use(world, calls, index)
         found += self._idempotent(calls, index)
         found += check_unique_cdi(world, index)
@@ -262,14 +266,21 @@ def check_unprepared_once(world: World) -> list[Violation]:
     """``unprepared-once`` over the whole journal, after the final settle."""
     calls = world.journal.rpc_calls(side="kubelet")
     crashes = [e["seq"] for e in world.journal.events("kubelet", operation="crash", point=UNPREPARE_CRASH)]
+    # The claims the driver prepared, each with its last NodePrepareResources call, whatever that
+    # call's outcome: a prepare that fails after an unprepare leaves the claim in the kubelet's cache,
+    # and the kubelet (as upstream) unprepares it again when the pod goes.
+    prepared: set[str] = set()
     last_prepare: dict[str, tuple[int, str]] = {}
     for call in calls:
         if call.name == PREPARE:
             for claim in call.claims:
+                last_prepare[claim.uid] = (call.seq, f"{claim.namespace}/{claim.name}")
                 if reply_devices(call, claim.uid) is not None:
-                    last_prepare[claim.uid] = (call.seq, f"{claim.namespace}/{claim.name}")
+                    prepared.add(claim.uid)
     found = []
     for uid, (seq, key) in sorted(last_prepare.items(), key=lambda item: item[1][0]):
+        if uid not in prepared:
+            continue
         after = [
             c for c in calls if c.name == UNPREPARE and c.seq > seq and any(x.uid == uid for x in c.claims)
         ]
@@ -281,13 +292,14 @@ def check_unprepared_once(world: World) -> list[Violation]:
         found.append(
             Violation(
                 "unprepared-once",
-                f"claim {key} (uid {uid}), last prepared in #{seq}, was unprepared {what} afterwards "
-                f"(expected 1{f' to {allowed}' if allowed > 1 else ''})",
+                f"claim {key} (uid {uid}), last sent to NodePrepareResources in #{seq}, "
+                f"was unprepared {what} afterwards (expected 1{f' to {allowed}' if allowed > 1 else ''})",
                 {
                     "claim": key,
                     "uid": uid,
                     "last_prepare_seq": seq,
                     "unprepare_seqs": clean,
+                    "all_unprepare_seqs": [c.seq for c in after],
                     "allowed": allowed,
                 },
             )

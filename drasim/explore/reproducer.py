@@ -10,10 +10,11 @@ loader, so it is always valid for ``drasim validate``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +23,12 @@ import yaml
 from drasim.explore.base import base_spec
 from drasim.explore.encode import encode
 from drasim.explore.engine import ExploreConfig, Trace
+from drasim.explore.outcomes import OPERATION_STEPS
 from drasim.explore.violations import INVARIANTS, Violation
 from drasim.runner.world import RunOptions
 from drasim.scenario import expectations as E  # noqa: N812 - E.ExpectCalls reads like the YAML
 from drasim.scenario import steps as S  # noqa: N812
+from drasim.scenario.common import ErrorMatch
 from drasim.scenario.loader import load_file
 from drasim.scenario.registry import Step
 from drasim.scenario.schema import Scenario
@@ -44,6 +47,9 @@ class Reproducer:
 
 
 # ----------------------------------------------------------------------------- expectations
+MARK = "before-violation"
+
+
 def _short(claim: str) -> str:
     """``default/x`` → ``x`` (the scenario language's default namespace)."""
     return claim.split("/", 1)[1] if claim.startswith("default/") else claim
@@ -58,13 +64,62 @@ def _step_of(trace: Trace, seq: int) -> int:
     return index
 
 
-def expectations_for(trace: Trace, violation: Violation) -> tuple[dict[int, list[Step]], list[Step]]:
-    """(marks to insert after step i, expectations to put after the failing step) for a violation."""
+@dataclass
+class Expectations:
+    """What a reproducer adds to the executed steps so that it fails for the violation's reason."""
+
+    marks: dict[int, list[Step]] = field(default_factory=dict)
+    """Steps (marks) to insert after step i (-1: before the first step)."""
+    checks: list[Step] = field(default_factory=list)
+    """Expectations to put right after the step where the violation showed."""
+    rewrites: dict[int, Step] = field(default_factory=dict)
+    """Step i written like this instead of as it was recorded."""
+
+
+def _with_expect_error(step: Step, match: ErrorMatch | None) -> Step:
+    return Step(name=step.name, args=dataclasses.replace(step.args, expect_error=match))  # type: ignore[type-var]
+
+
+def _outcome_expectations(trace: Trace, violation: Violation, out: Expectations) -> None:
+    """``fault-free-succeeds`` and ``claim-errors-reported``: say how the operation must end.
+
+    An operation step (startPod, deletePod, ...) says it with its own ``expectError``: none
+    (it must succeed) or the injected error (it must fail). Errors of automatic retries and
+    reconcile passes are checked with a mark before the step and ``expectNoError`` /
+    ``expectError`` since that mark after it.
+    """
+    index = violation.step_index
+    if index is None or index >= len(trace.records):
+        return
+    data = violation.data
+    step = trace.records[index].step
+    own = step.name in OPERATION_STEPS
+    if violation.invariant == "fault-free-succeeds":
+        if own and trace.records[index].error is not None:
+            out.rewrites[index] = _with_expect_error(step, None)
+            return
+        operation = data.get("scenario_operation", "any")
+        check: Step = Step(name="expectNoError", args=E.ExpectNoError(operation=operation, since=MARK))
+    else:
+        error = str(data["error"])
+        if own:
+            out.rewrites[index] = _with_expect_error(step, ErrorMatch(contains=error))
+            return
+        check = Step(name="expectError", args=E.ExpectError(contains=error, since=MARK))
+    out.marks[index - 1] = [Step(name="mark", args=S.Mark(name=MARK))]
+    out.checks.append(check)
+
+
+def expectations_for(trace: Trace, violation: Violation) -> Expectations:
+    """The marks, expectations and rewritten steps for a violation."""
     data = violation.data
     name = violation.invariant
-    marks: dict[int, list[Step]] = {}
-    checks: list[Step] = []
-    if name == "idempotent-prepare":
+    out = Expectations()
+    marks = out.marks
+    checks = out.checks
+    if name in ("fault-free-succeeds", "claim-errors-reported"):
+        _outcome_expectations(trace, violation, out)
+    elif name == "idempotent-prepare":
         checks.append(
             Step(name="expectConsistentReplies", args=E.ExpectConsistentReplies(claim=_short(data["claim"])))
         )
@@ -111,20 +166,20 @@ def expectations_for(trace: Trace, violation: Violation) -> tuple[dict[int, list
                 args=E.ExpectCalls(claim=_short(data["claim"]), since=mark, node_unprepare_resources=1),
             )
         )
-    return marks, checks
+    return out
 
 
 def reproducer_steps(trace: Trace) -> list[Step]:
     """The trace's steps as written, with marks and expectations for its violation."""
     violation = trace.violation
-    marks, checks = expectations_for(trace, violation) if violation else ({}, [])
+    extra = expectations_for(trace, violation) if violation else Expectations()
     after = violation.step_index if violation and violation.step_index is not None else len(trace.records) - 1
-    out: list[Step] = list(marks.get(-1, []))
+    out: list[Step] = list(extra.marks.get(-1, []))
     for i, record in enumerate(trace.records):
-        out.append(record.written)
-        out.extend(marks.get(i, []))
+        out.append(extra.rewrites.get(i, record.written))
+        out.extend(extra.marks.get(i, []))
         if i == after:
-            out.extend(checks)
+            out.extend(extra.checks)
     if not out:
         out.append(Step(name="reconcile", args=S.Reconcile()))
     return out
@@ -146,7 +201,12 @@ def _header(trace: Trace, config: ExploreConfig, command: str) -> str:
             f"Found: {violation.message}",
             "Data: " + json.dumps(violation.data, default=str, sort_keys=True)[:2000],
         ]
-    failed = [r for r in trace.records if r.error]
+    failed = [
+        r
+        for i, r in enumerate(trace.records)
+        if r.error
+        and not (violation and violation.invariant == "fault-free-succeeds" and i == violation.step_index)
+    ]
     if failed:
         lines.append(
             f"{len(failed)} operation(s) failed legitimately (injected faults etc.); see expectError."

@@ -33,6 +33,16 @@ INVARIANTS: dict[str, str] = {
     "all-released": (
         "after the final settle the kubelet's cache and checkpoint are empty and no CDI spec file is left"
     ),
+    "fault-free-succeeds": (
+        "every PrepareResources / UnprepareResources / reconcile unprepare during a step that started "
+        "with no plugin fault armed, the plugin running, registered and connected, the kubelet up and no "
+        "prepared claim the API server forgot succeeds (steps that stop, start or crash the kubelet or "
+        "the plugin, or add faults, are not judged)"
+    ),
+    "claim-errors-reported": (
+        "when the plugin is made to fail a claim (a per-claim error fault fired), the kubelet sees that "
+        "call fail: an error for the claim in the reply, or a failed call"
+    ),
     "explorer-error": "a generated step raised an error the explorer did not expect (a drasim bug)",
 }
 
