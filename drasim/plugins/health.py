@@ -61,6 +61,8 @@ class DeviceHealthReport:
 
 #: Receives ``(driver_name, devices)`` for each stream response.
 HealthCallback = Callable[[str, tuple[DeviceHealthReport, ...]], None]
+HealthEndedCallback = Callable[[str], None]
+"""Told the driver name whenever one of its health streams ends (upstream then clears its health)."""
 
 
 def health_check_timeout(seconds: int) -> float:
@@ -142,8 +144,10 @@ class HealthStream:
         clock: Clock,
         recorder: Recorder | None = None,
         retry_period: float = HEALTH_RETRY_PERIOD,
+        on_end: HealthEndedCallback | None = None,
     ) -> None:
         self._channel = channel
+        self._on_end = on_end
         self.driver_name = driver_name
         self.endpoint = endpoint
         self.service = service
@@ -153,6 +157,8 @@ class HealthStream:
         self._retry_period = retry_period
         self._stop = threading.Event()
         self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._streaming = False  # from opening a call until its end has been reported
         self._call: Any = None
         self.opened = 0
         self._thread = threading.Thread(target=self._run, name=f"health-{driver_name}", daemon=True)
@@ -175,6 +181,11 @@ class HealthStream:
             call.cancel()
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
             self._thread.join(timeout)
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until no stream is open (an ended one has been reported); True if so in time."""
+        with self._idle:
+            return self._idle.wait_for(lambda: not self._streaming or not self._thread.is_alive(), timeout)
 
     def wait_stopped(self, timeout: float) -> bool:
         """Wait for the thread to end (after :meth:`stop` or Unimplemented); True if it did."""
@@ -200,6 +211,8 @@ class HealthStream:
             self._stop.wait(self._clock.scaled(self._retry_period))
 
     def _one_stream(self, open_stream: Any, pb: Any) -> str:
+        with self._lock:
+            self._streaming = True
         call = open_stream(pb.NodeWatchResourcesRequest())
         with self._lock:
             self._call = call
@@ -229,4 +242,16 @@ class HealthStream:
             code=code,
             error=error,
         )
+        if self._on_end is not None:
+            # Upstream HandleWatchResourcesStream clears the driver's health cache (clearDriver)
+            # whenever its stream exits, for whatever reason: its devices then read Unknown.
+            try:
+                self._on_end(self.driver_name)
+            except Exception as exc:  # a failing listener must not end the retry loop
+                self._recorder.record(
+                    "kubelet", operation="health-clear", driver=self.driver_name, error=repr(exc)
+                )
+        with self._idle:
+            self._streaming = False
+            self._idle.notify_all()
         return code

@@ -25,7 +25,7 @@ from types import TracebackType
 from drasim.interfaces import Clock, NullRecorder, Recorder
 from drasim.metrics import Metrics
 from drasim.plugins.client import DEFAULT_CALL_TIMEOUT
-from drasim.plugins.health import HEALTH_RETRY_PERIOD, HealthCallback
+from drasim.plugins.health import HEALTH_RETRY_PERIOD, HealthCallback, HealthEndedCallback
 from drasim.plugins.manager import (
     DEFAULT_WIPING_DELAY,
     SERVICES_SUPPORTED_BY_KUBELET,
@@ -56,6 +56,7 @@ class PluginHost:
         wiping_delay: float = DEFAULT_WIPING_DELAY,
         health_callback: HealthCallback | None = None,
         health_retry_period: float = HEALTH_RETRY_PERIOD,
+        health_ended_callback: HealthEndedCallback | None = None,
         scheduler: Scheduler | None = None,
         use_inotify: bool = True,
         poll_interval: float = 0.05,
@@ -76,6 +77,7 @@ class PluginHost:
             scheduler=scheduler,
             health_callback=health_callback,
             health_retry_period=health_retry_period,
+            health_ended_callback=health_ended_callback,
         )
         self.reconciler = Reconciler(
             {DRA_PLUGIN_TYPE: self.manager}, clock=clock, recorder=recorder, period=reconcile_period

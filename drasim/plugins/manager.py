@@ -26,7 +26,13 @@ from drasim.interfaces import Clock, DriverClient, NullRecorder, Recorder
 from drasim.metrics import Metrics
 from drasim.plugins.client import DEFAULT_CALL_TIMEOUT, GrpcDriverClient
 from drasim.plugins.conversion import V1_SERVICE, V1BETA1_SERVICE
-from drasim.plugins.health import HEALTH_RETRY_PERIOD, HealthCallback, HealthStream, pick_health_service
+from drasim.plugins.health import (
+    HEALTH_RETRY_PERIOD,
+    HealthCallback,
+    HealthEndedCallback,
+    HealthStream,
+    pick_health_service,
+)
 from drasim.plugins.timers import Scheduler, ThreadScheduler, TimerHandle
 
 #: upstream ``servicesSupportedByKubelet`` (most recent first).
@@ -125,6 +131,7 @@ class DRAPluginManager:
         health_callback: HealthCallback | None = None,
         health_retry_period: float = HEALTH_RETRY_PERIOD,
         client_factory: ClientFactory | None = None,
+        health_ended_callback: HealthEndedCallback | None = None,
     ) -> None:
         self.services = tuple(services)
         self.call_timeout = call_timeout
@@ -136,6 +143,7 @@ class DRAPluginManager:
         self._wiping_delay = wiping_delay
         self._scheduler = scheduler or ThreadScheduler()
         self._health_callback = health_callback
+        self._health_ended = health_ended_callback
         self._health_retry = health_retry_period
         self._factory = client_factory or self._grpc_client
         self._lock = threading.RLock()  # predicates of wait_for may call the locked getters
@@ -203,6 +211,7 @@ class DRAPluginManager:
                 clock=self._clock,
                 recorder=self._recorder,
                 retry_period=self._health_retry,
+                on_end=self._health_ended,
             )
         with self._lock:
             clash = self._stopped or any(i.client.endpoint == endpoint for i in self._store.get(name, []))
@@ -269,6 +278,11 @@ class DRAPluginManager:
                 if i.client.endpoint == endpoint:
                     return i.service
         return None
+
+    def health_streams(self, driver_name: str) -> list[HealthStream]:
+        """The health streams of every registered instance of a driver."""
+        with self._lock:
+            return [i.health for i in self._store.get(driver_name, []) if i.health is not None]
 
     def health_stream(self, driver_name: str, endpoint: str) -> HealthStream | None:
         """The health stream of one instance, if it has one."""

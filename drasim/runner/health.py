@@ -14,6 +14,8 @@ Upstream rules modelled here (``manager.go`` ``buildDeviceHealth`` and ``healthi
 * A device whose stamp is more than its timeout old reads as ``Unknown`` with no
   message (``getHealthInfo``). A device missing from a report that has gone stale is
   stored as ``Unknown`` and stamped again (``updateHealthInfo`` phase 2).
+* When a driver's health stream ends, for any reason, the driver's devices are
+  forgotten (``HandleWatchResourcesStream`` defers ``clearDriver``) and read ``Unknown``.
 
 Time is the scenario's nominal clock (``World.now``, moved by ``advanceClock``), so
 staleness is deterministic: real time spent running steps never ages a report.
@@ -57,6 +59,21 @@ def absorb(world: World, driver: str, reports: tuple[Any, ...]) -> None:
         driver=driver,
         devices=[f"{r.pool_name}/{r.device_name}={r.health}" for r in reports],
         error=None,
+    )
+
+
+def clear_driver(world: World, driver: str) -> None:
+    """A health stream of ``driver`` ended (upstream ``clearDriver``): forget its devices.
+
+    They read ``Unknown`` afterwards until a new stream reports them again.
+    """
+    with world.health_changed:
+        forgotten = [key for key in world.health if key[0] == driver]
+        for key in forgotten:
+            del world.health[key]
+        world.health_changed.notify_all()
+    world.journal.record(
+        "kubelet", operation="health-cleared", driver=driver, devices=len(forgotten), error=None
     )
 
 

@@ -404,6 +404,11 @@ class World:
             self.journal.record("plugin-process", action="killed" if kill else "stopped", driver=handle.name)
         if self.kubelet is not None:
             self.settle_registrations()
+            # A killed plugin stays registered (its socket is left behind); its health stream
+            # ends once gRPC sees the server gone. Wait for that, so the next step sees the
+            # kubelet's health cache cleared as upstream clears it.
+            for stream in self.kubelet.host.manager.health_streams(handle.name):
+                stream.wait_idle(REGISTRATION_TIMEOUT)
 
     # ------------------------------------------------------------------ kubelet
     def _hook(self, point: str) -> None:
@@ -427,6 +432,7 @@ class World:
             wiping_delay=timers.wiping_delay,
             scheduler=scheduler,
             health_callback=self._on_health,
+            health_ended_callback=self._on_health_ended,
             # Polling (plus the explicit rescans in wait_registration_attempt) keeps runs
             # deterministic: queued inotify events could otherwise arrive after a rescan.
             use_inotify=False,
@@ -498,6 +504,12 @@ class World:
         from drasim.runner.health import absorb
 
         absorb(self, *args, **kwargs)
+
+    def _on_health_ended(self, driver: str) -> None:
+        """A health stream of ``driver`` ended: the kubelet forgets the driver's device health."""
+        from drasim.runner.health import clear_driver
+
+        clear_driver(self, driver)
 
     # ------------------------------------------------------------------ faults
     def add_api_fault(self, fault: Any) -> None:

@@ -104,6 +104,36 @@ def test_deregistration_cancels_health_stream(make_plugin: Any, health_host: Plu
     assert stream.wait_stopped(5)
 
 
+def test_every_stream_end_is_reported_for_clearing(
+    dirs: tuple[Path, Path], clock: ScaledClock, events: Any, make_plugin: Any, reports: Any
+) -> None:
+    # Upstream clears the driver's health cache whenever its stream exits (clearDriver).
+    ended: queue.Queue[str] = queue.Queue()
+    host = PluginHost(
+        dirs[0],
+        clock=clock,
+        recorder=events,
+        health_callback=lambda d, r: reports.put((d, r)),
+        health_ended_callback=ended.put,
+    )
+    host.start()
+    try:
+        plugin = make_plugin(services=(*DRA, "v1.DRAResourceHealth"), health=("v1",)).start()
+        assert plugin.health_opens.get(timeout=5) is h1
+        plugin.health_items.put([UNHEALTHY])
+        assert reports.get(timeout=5)[0] == DRIVER
+        assert ended.empty()
+        plugin.health_items.put(None)  # the plugin ends the stream: cleared once
+        assert ended.get(timeout=5) == DRIVER
+        assert plugin.health_opens.get(timeout=5) is h1  # re-opened
+        assert ended.empty()
+        plugin.stop()  # deregistration cancels the stream: cleared again
+        assert host.wait_deregistered(DRIVER, 5)
+        assert ended.get(timeout=5) == DRIVER
+    finally:
+        host.stop()
+
+
 class RecordingWiper:
     def __init__(self) -> None:
         self.calls: list[tuple[str, str | None]] = []

@@ -14,7 +14,7 @@ from drasim.kubelet.state import ClaimInfoState, DriverState
 from drasim.plugins.health import DeviceHealthReport
 from drasim.runner import checks
 from drasim.runner.context import StepFailure
-from drasim.runner.health import absorb, device_health, device_health_info, wait_health
+from drasim.runner.health import absorb, clear_driver, device_health, device_health_info, wait_health
 from drasim.scenario.expectations import ExpectHealth
 from drasim.values import Device
 
@@ -157,3 +157,14 @@ def test_expect_health_sees_a_stale_report_as_unknown(world: Any) -> None:
     with pytest.raises(StepFailure) as info:
         checks.run_check(world, ExpectHealth(pod="a", claim="gpu", health="Healthy"), W.context("expect"))
     assert info.value.actual == {"gpu.example.com/pool/gpu-0": "Unknown"}
+
+
+def test_a_stream_end_forgets_only_that_drivers_devices(world: Any) -> None:
+    other = "nic.example.com"
+    absorb(world, GPU, (report("gpu-0", "Unhealthy", message="ECC errors"),))
+    absorb(world, other, (report("nic-0", "Unhealthy"),))
+    clear_driver(world, GPU)
+    assert device_health_info(world, GPU, "pool", "gpu-0") == ("Unknown", "")
+    assert health(world, "nic-0", driver=other) == "Unhealthy"
+    absorb(world, GPU, (report("gpu-0", "Healthy"),))  # a new stream reports again
+    assert health(world, "gpu-0") == "Healthy"
