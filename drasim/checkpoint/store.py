@@ -139,11 +139,12 @@ def _atomic_write(path: Path, blob: bytes, *, sync: bool = True) -> None:
         fd, temp_name = tempfile.mkstemp(prefix=".", dir=directory)
     temp = Path(temp_name)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(blob)
+        try:
+            _write_all(fd, blob)
             if sync:
-                handle.flush()
-                os.fsync(handle.fileno())
+                os.fsync(fd)
+        finally:
+            os.close(fd)
         temp.replace(path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -151,6 +152,13 @@ def _atomic_write(path: Path, blob: bytes, *, sync: bool = True) -> None:
         raise
     if sync:
         _fsync_directory(directory)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """``os.write`` until every byte is written (plain system calls: no file object, no buffer)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def _fsync_directory(directory: Path) -> None:

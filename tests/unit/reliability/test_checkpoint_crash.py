@@ -2,8 +2,8 @@
 
 The store replaces the whole ``dra_manager_state`` file on every write (temp file,
 write, fsync, rename, fsync of the directory). These tests intercept the OS calls
-such a write makes (``os.open``, the file object's ``write``/``flush``, ``os.fsync``,
-``os.replace``/``os.rename``) and stop the write at step k, for every k:
+such a write makes (``os.open``, ``os.write`` or a file object's ``write``/``flush``,
+``os.fsync``, ``os.replace``/``os.rename``) and stop the write at step k, for every k:
 
 * *kill*: the process dies at step k. The directory is snapshotted at that
   instant (the cleanup a dying process never runs cannot matter), and the target
@@ -83,6 +83,7 @@ class WritePoints:
 
     def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
         real_open, real_fsync, real_fdopen = os.open, os.fsync, os.fdopen
+        real_write = os.write
         real_replace, real_rename = os.replace, os.rename
 
         def mine(path: Any) -> bool:
@@ -97,6 +98,17 @@ class WritePoints:
             if mine(path):
                 self.step("create" if flags & os.O_CREAT else "open-dir")
             return real_open(path, flags, *args, **kwargs)
+
+        def fake_write(fd: int, data: Any) -> int:
+            if not mine(os.readlink(f"/proc/self/fd/{fd}")):
+                return real_write(fd, data)
+            payload = bytes(data)
+
+            def torn() -> None:  # a kill mid-write: half of the bytes reached the file
+                real_write(fd, payload[: len(payload) // 2])
+
+            self.step("write", torn)
+            return real_write(fd, data)
 
         def fake_fsync(fd: Any) -> None:
             self.step("fsync")
@@ -118,6 +130,7 @@ class WritePoints:
         monkeypatch.setattr(os, "open", fake_open)
         monkeypatch.setattr(os, "fsync", fake_fsync)
         monkeypatch.setattr(os, "fdopen", fake_fdopen)
+        monkeypatch.setattr(os, "write", fake_write)
         monkeypatch.setattr(os, "replace", fake_replace)
         monkeypatch.setattr(os, "rename", fake_rename)
 
