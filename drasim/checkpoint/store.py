@@ -34,6 +34,12 @@ __all__ = ["DRA_MANAGER_STATE_FILE", "FileCheckpointStore"]
 #: The checkpoint's file name in the kubelet root directory (``draManagerStateFileName``).
 DRA_MANAGER_STATE_FILE = "dra_manager_state"
 
+#: Up to this many entries a ``checkpoint`` journal event carries the written entries; a
+#: bigger write records only their number. A journal keeps every event of a run, and the
+#: kubelet rewrites the whole file on every change: with N claims a run would otherwise
+#: keep O(N^2) entry copies (about 2 GB for 1000 pods).
+JOURNAL_ENTRIES_LIMIT = 64
+
 _LEGACY_ADVICE = (
     "legacy 1.26-1.30 checkpoint format ({variant} layout): a kubelet 1.31 or later cannot load it "
     "and refuses to start; drain the node and remove the file"
@@ -45,7 +51,8 @@ class FileCheckpointStore:
 
     ``write_share_id`` selects whether devices are written with the 1.35+ ``ShareID``
     key (the default, as today's kubelet) or without it (1.31-1.34). Each write is
-    reported to ``recorder`` as a ``checkpoint`` event. ``fsync`` (default on, as the
+    reported to ``recorder`` as a ``checkpoint`` event (with the written entries, or their
+    number beyond :data:`JOURNAL_ENTRIES_LIMIT`). ``fsync`` (default on, as the
     kubelet) makes each write durable against power loss.
     """
 
@@ -123,7 +130,11 @@ class FileCheckpointStore:
         except OSError as err:
             raise CheckpointError(f"{self.path}: cannot write checkpoint: {err.strerror or err}") from None
         if not isinstance(self._recorder, NullRecorder):
-            self._recorder.record("checkpoint", path=str(self.path), entries=items or [], size=len(blob))
+            listed = items or []
+            shown: list[dict[str, object]] | int = (
+                listed if len(listed) <= JOURNAL_ENTRIES_LIMIT else len(listed)
+            )
+            self._recorder.record("checkpoint", path=str(self.path), entries=shown, size=len(blob))
 
 
 def _atomic_write(path: Path, blob: bytes, *, sync: bool = True) -> None:

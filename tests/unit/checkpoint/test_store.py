@@ -170,3 +170,18 @@ def test_load_without_verify_shows_a_damaged_file(kubelet_dir):
     decoded = FileCheckpointStore(PATH).load(verify=False)
     assert not decoded.checksum_ok
     assert decoded.entries == [claim("a")]
+
+
+def test_a_big_write_records_only_the_number_of_entries(kubelet_dir):
+    from drasim.checkpoint.store import JOURNAL_ENTRIES_LIMIT
+
+    recorder = ListRecorder()
+    store = FileCheckpointStore(PATH, recorder=recorder)
+    many = [claim(f"c{i:03d}") for i in range(JOURNAL_ENTRIES_LIMIT + 1)]
+    store.store(many[:JOURNAL_ENTRIES_LIMIT])
+    store.store(many)
+    (_, small), (_, big) = recorder.events
+    assert len(small["entries"]) == JOURNAL_ENTRIES_LIMIT
+    assert big["entries"] == JOURNAL_ENTRIES_LIMIT + 1
+    assert big["size"] == PATH.stat().st_size
+    assert len(FileCheckpointStore(PATH).get_or_create()) == JOURNAL_ENTRIES_LIMIT + 1
