@@ -71,9 +71,12 @@ class Metrics:
 
     def observe(self, name: str, value: float, **labels: str) -> None:
         """Add one observation to a histogram series."""
+        key = _labels(labels)
         with self._lock:
             family = self._family(name, "histogram")
-            series = family.series.setdefault(_labels(labels), _HistogramSeries(family.buckets))
+            series = family.series.get(key)
+            if series is None:
+                series = family.series[key] = _HistogramSeries(family.buckets)
             assert isinstance(series, _HistogramSeries)
             series.observe(value)
 
