@@ -65,6 +65,9 @@ BUGS: dict[str, str] = {
 
 HEALTH_VALUES: tuple[str, ...] = ("HEALTHY", "UNHEALTHY", "UNKNOWN")
 
+#: ``health_check_timeout_seconds`` is an int64 on the wire.
+MAX_TIMEOUT_SECONDS = 2**63 - 1
+
 
 def code_name(code: str, where: str) -> str:
     """Normalise ``Unavailable`` / ``unavailable`` / ``UNAVAILABLE`` to the canonical name."""
@@ -154,7 +157,7 @@ class HealthSpec:
     message: str = ""
     """Optional detail text."""
     timeout_seconds: int = 0
-    """health_check_timeout_seconds; 0 = kubelet default."""
+    """health_check_timeout_seconds (YAML ``timeoutSeconds``); 0 = the kubelet's default (30 s)."""
 
 
 @dataclass
@@ -188,6 +191,14 @@ class Behaviour:
             spec.health = spec.health.upper()
             if not spec.device:
                 raise ConfigError(f"{where}.health[{i}].device: required")
+            if isinstance(spec.timeout_seconds, bool) or not isinstance(spec.timeout_seconds, int):
+                got = f"{type(spec.timeout_seconds).__name__} {spec.timeout_seconds!r}"
+                raise ConfigError(f"{where}.health[{i}].timeoutSeconds: expected an integer, got {got}")
+            if not 0 <= spec.timeout_seconds <= MAX_TIMEOUT_SECONDS:
+                raise ConfigError(
+                    f"{where}.health[{i}].timeoutSeconds: expected 0 to {MAX_TIMEOUT_SECONDS} "
+                    f"(0 = the kubelet's default), got {spec.timeout_seconds}"
+                )
 
     def has_bug(self, name: str) -> bool:
         """Is the named bug switched on?"""

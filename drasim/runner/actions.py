@@ -15,15 +15,17 @@ from typing import Any
 
 from drasim.allocator import AllocationError, allocate
 from drasim.errors import ApiError, ConfigError, DrasimError, KubeletError
+from drasim.plugins.health import health_check_timeout, truncate_health_message
 from drasim.runner import podworker
 from drasim.runner.context import StepContext, StepFailure
-from drasim.runner.health import wait_health
 from drasim.runner.pods import PodRecord, claim_from_template, containers_of, pod_claims, split_ref
 from drasim.runner.world import SimulatedCrash, World
 from drasim.scenario import steps as S  # noqa: N812 - S.StartPod reads like the YAML
 from drasim.scenario.common import ErrorMatch
 
 RESOURCE_V1 = "resource.k8s.io/v1"
+HEALTH_REPORT_WAIT = 10.0
+"""Real seconds ``setDeviceHealth`` waits for the kubelet to store the report it sent."""
 Handler = Callable[[World, Any, StepContext], None]
 
 
@@ -466,17 +468,52 @@ def reboot_node(world: World, args: S.RebootNode, ctx: StepContext) -> None:
 
 
 def set_device_health(world: World, args: S.SetDeviceHealth, ctx: StepContext) -> None:
-    """Report health on the fake plugin's stream and wait for the kubelet to see it."""
+    """Report health on the fake plugin's stream and wait for the kubelet to store that report.
+
+    The wait is for a report stored after this step sent it, with this health, message and
+    timeout: re-sending the current health with another message or timeout (or the same
+    one, which restarts the timeout) must not return before the kubelet got it.
+    """
     handle = world.driver(args.driver)
     pool = args.pool or world.node
-    handle.set_health(args.device, args.health, pool=pool, message=args.message)
-    if world.kubelet is not None and not wait_health(
-        world, (handle.name, pool, args.device), args.health, 10.0
-    ):
+    key = (handle.name, pool, args.device)
+    want = {
+        "health": args.health,
+        "message": truncate_health_message(args.message),
+        "timeout": health_check_timeout(args.timeout_seconds),
+    }
+    with world.health_changed:
+        before = world.health.get(key)
+    handle.set_health(
+        args.device, args.health, pool=pool, message=args.message, timeout_seconds=args.timeout_seconds
+    )
+    if world.kubelet is None:
+        return
+
+    def stored() -> bool:
+        entry = world.health.get(key)
+        return entry is not None and entry is not before and all(entry.get(k) == v for k, v in want.items())
+
+    with world.health_changed:
+        arrived = world.health_changed.wait_for(stored, HEALTH_REPORT_WAIT)
+    if arrived:
+        return
+    with world.health_changed:
+        latest = world.health.get(key)
+    if latest is None or latest is before:
         raise StepFailure(
             f"setDeviceHealth: the kubelet did not receive {args.health} for {pool}/{args.device} "
-            f"from {handle.name} within 10s (is the health service advertised?)"
+            f"from {handle.name} within {HEALTH_REPORT_WAIT:g}s (is the health service advertised?)",
+            expected=want,
+            actual=None if latest is None else {k: latest.get(k) for k in want},
         )
+    got = {k: latest.get(k) for k in want}
+    raise StepFailure(
+        f"setDeviceHealth: the kubelet's newest report for {pool}/{args.device} from {handle.name} "
+        f"differs from what was sent: expected {want}, got {got}",
+        expected=want,
+        actual=got,
+    )
 
 
 def mark(world: World, args: S.Mark, ctx: StepContext) -> None:

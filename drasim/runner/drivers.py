@@ -54,8 +54,13 @@ class DriverHandle(Protocol):
         """Remove every fault rule."""
         ...
 
-    def set_health(self, device: str, health: str, *, pool: str, message: str) -> None:
-        """Report a device's health on the health stream (fake drivers only)."""
+    def set_health(
+        self, device: str, health: str, *, pool: str, message: str, timeout_seconds: int = 0
+    ) -> None:
+        """Report a device's health on the health stream (fake drivers only).
+
+        ``timeout_seconds`` is sent as ``health_check_timeout_seconds`` (0: the kubelet's 30 s).
+        """
         ...
 
     def registration_socket(self) -> Path | None:
@@ -199,7 +204,13 @@ class FakeDriverHandle:
                     "faults": list(self._faults),
                     "bugs": list(base.bugs),
                     "health": [
-                        {"device": h.device, "pool": h.pool, "health": h.health, "message": h.message}
+                        {
+                            "device": h.device,
+                            "pool": h.pool,
+                            "health": h.health,
+                            "message": h.message,
+                            "timeoutSeconds": h.timeout_seconds,
+                        }
                         for h in base.health
                     ],
                 }
@@ -217,9 +228,13 @@ class FakeDriverHandle:
         self._apply()
         self._driver.release_hangs()
 
-    def set_health(self, device: str, health: str, *, pool: str, message: str) -> None:
-        """Report health on the stream."""
-        self._driver.set_health(device, _HEALTH.get(health, health), pool=pool, message=message)
+    def set_health(
+        self, device: str, health: str, *, pool: str, message: str, timeout_seconds: int = 0
+    ) -> None:
+        """Report health on the stream, with its ``health_check_timeout_seconds``."""
+        self._driver.set_health(
+            device, _HEALTH.get(health, health), pool=pool, message=message, timeout_seconds=timeout_seconds
+        )
 
     def registration_socket(self) -> Path | None:
         """``<registry>/<driver>-reg.sock`` (or the rolling-update name)."""
@@ -296,7 +311,9 @@ class ProcessDriverHandle:
     def clear_faults(self) -> None:
         """Nothing to clear."""
 
-    def set_health(self, device: str, health: str, *, pool: str, message: str) -> None:
+    def set_health(
+        self, device: str, health: str, *, pool: str, message: str, timeout_seconds: int = 0
+    ) -> None:
         """Real drivers report their own health."""
         msg = f"driver {self.name} is a real driver process: setDeviceHealth needs the fake plugin"
         raise ConfigError(msg)

@@ -320,6 +320,15 @@ class ScenarioChecker:
             self.fail(args, None, "this expectation checks nothing: give at least one of its checks")
         if isinstance(args, ex.ExpectError):
             self.check_match(args, args.contains, args.matches)
+        if isinstance(args, ex.ExpectHealth):
+            self.check_health_message(args)
+
+    def check_health_message(self, args: ex.ExpectHealth) -> None:
+        """``message`` and ``messageContains`` exclude each other; an explicit null message is refused."""
+        if args.message is not None and args.message_contains:
+            self.fail(args, None, "give at most one of 'message' or 'messageContains'")
+        if args.message is None and (id(args), "message") in self.d.field_locations:
+            self.fail(args, "message", "expected a string; write message: '' to expect no message")
 
     def check_match(self, obj: object, contains: str, matches: str) -> None:
         """Exactly one of contains/matches, and a regex that compiles."""

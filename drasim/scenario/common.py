@@ -51,6 +51,10 @@ KubeletService = Literal["v1.DRAPlugin", "v1beta1.DRAPlugin"]
 Health = Literal["Healthy", "Unhealthy", "Unknown"]
 """Device health as the kubelet reports it in ``allocatedResourcesStatus``."""
 
+MAX_HEALTH_TIMEOUT_SECONDS = 9_223_372_036
+"""The largest ``health_check_timeout_seconds`` the kubelet can hold: it multiplies the value
+by ``time.Second`` into an int64 nanosecond ``time.Duration``, which wraps above this."""
+
 BugName = Literal[
     "non-idempotent",
     "forgets-state",
@@ -118,7 +122,7 @@ DEFAULT_SERVICES: tuple[KubeletService, ...] = ("v1.DRAPlugin", "v1beta1.DRAPlug
 
 
 def doc(text: str, **extra: Any) -> dict[str, Any]:
-    """Field metadata: the description plus optional ``yaml`` (key override) or ``minimum``."""
+    """Field metadata: the description plus optional ``yaml`` (key override), ``minimum`` or ``maximum``."""
     return {"description": text, **extra}
 
 

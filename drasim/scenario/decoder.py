@@ -207,7 +207,7 @@ class Decoder:
             if decoded is INVALID:
                 ok = False
                 continue
-            if not self._check_minimum(info, decoded, item_loc, item_path):
+            if not self._check_range(info, decoded, item_loc, item_path):
                 ok = False
             kwargs[info.attr] = decoded
             field_locs[info.attr] = (item_loc, item_path)
@@ -219,13 +219,16 @@ class Decoder:
             self.field_locations[(id(obj), attr)] = where
         return obj
 
-    def _check_minimum(self, info: ti.FieldInfo, value: Any, loc: Loc, path: str) -> bool:
-        if info.minimum is None or not isinstance(value, int | float) or isinstance(value, bool):
+    def _check_range(self, info: ti.FieldInfo, value: Any, loc: Loc, path: str) -> bool:
+        if not isinstance(value, int | float) or isinstance(value, bool):
             return True
-        if value >= info.minimum:
-            return True
-        self.problem(loc, path, f"must be at least {info.minimum:g}, got {value:g}")
-        return False
+        if info.minimum is not None and value < info.minimum:
+            self.problem(loc, path, f"must be at least {info.minimum:g}, got {value:g}")
+            return False
+        if info.maximum is not None and value > info.maximum:
+            self.problem(loc, path, f"must be at most {info.maximum}, got {value}")
+            return False
+        return True
 
     # -- steps ----------------------------------------------------------------------------
 

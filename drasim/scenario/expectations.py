@@ -286,7 +286,10 @@ class ExpectPod:
 class ExpectHealth:
     """Check a container's ``allocatedResourcesStatus`` entry ``claim:<claim>[/<request>]``.
 
-    Every resource listed in that entry must have the given health.
+    Every resource listed in that entry (or the one named by ``resourceID``) must have the
+    given health and, when ``message`` or ``messageContains`` is given, a matching message.
+    The message is the one the kubelet shows: cut to 1024 bytes, and empty when the device
+    reads Unknown because its report went stale or never came.
     """
 
     pod: str = field(metadata=doc("Pod name."))
@@ -298,6 +301,11 @@ class ExpectHealth:
         default="",
         metadata=doc("Only this resource ID (first CDI ID, else driver/pool/device).", yaml="resourceID"),
     )
+    message: str | None = field(
+        default=None,
+        metadata=doc("The exact health message; an empty string expects no message."),
+    )
+    message_contains: str = field(default="", metadata=doc("The health message must contain this text."))
 
 
 @step("expectConsistentReplies", shorthand="claim")

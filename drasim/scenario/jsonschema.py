@@ -67,6 +67,8 @@ class _Builder:
             prop["description"] = info.description
             if info.minimum is not None:
                 prop["minimum"] = info.minimum
+            if info.maximum is not None:
+                prop["maximum"] = info.maximum
             if not info.required and _jsonable(info.default):
                 prop["default"] = info.default
             properties[info.key] = prop

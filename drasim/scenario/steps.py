@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from drasim.scenario.common import (
+    MAX_HEALTH_TIMEOUT_SECONDS,
     ApiFault,
     CheckpointCorruption,
     CrashPoint,
@@ -451,6 +452,16 @@ class SetDeviceHealth:
     device: str = field(metadata=doc("Device name."))
     health: Health = field(metadata=doc("Reported health."))
     message: str = field(default="", metadata=doc("Optional health message."))
+    timeout_seconds: int = field(
+        default=0,
+        metadata=doc(
+            "Sent as the report's health_check_timeout_seconds (0 to 9223372036): the kubelet shows "
+            "the device as Unknown once more than this many seconds pass without a newer report; "
+            "0 means the kubelet's default of 30.",
+            minimum=0,
+            maximum=MAX_HEALTH_TIMEOUT_SECONDS,
+        ),
+    )
 
 
 @step("mark", shorthand="name")

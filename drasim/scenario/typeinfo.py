@@ -34,6 +34,7 @@ class FieldInfo:
     default: Any
     description: str
     minimum: float | None
+    maximum: float | None
     manifests: bool
 
 
@@ -61,6 +62,7 @@ def fields_of(cls: type) -> tuple[FieldInfo, ...]:
                 default=default,
                 description=f.metadata.get("description", ""),
                 minimum=f.metadata.get("minimum"),
+                maximum=f.metadata.get("maximum"),
                 manifests=bool(f.metadata.get("manifests")) or _is_manifest_list(hints[f.name]),
             )
         )

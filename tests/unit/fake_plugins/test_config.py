@@ -8,7 +8,7 @@ import pytest
 
 from drasim.errors import ConfigError
 from drasim.values import ClaimRef
-from fake_plugins import BUGS, Behaviour, FakeDriverConfig, Fault, load_behaviour_file
+from fake_plugins import BUGS, Behaviour, FakeDriverConfig, Fault, HealthSpec, load_behaviour_file
 from fake_plugins.behaviour import FaultPlan
 from fake_plugins.cli import build_parser, config_from_args
 
@@ -61,6 +61,19 @@ def test_config_from_camel_and_snake_keys():
             {"behaviour": {"health": [{"device": "gpu-0", "health": "sick"}]}},
             "health[0].health: expected one of",
         ),
+        (
+            {"behaviour": {"health": [{"device": "gpu-0", "timeoutSeconds": "10s"}]}},
+            "driver.behaviour.health[0].timeoutSeconds: expected an integer, got str '10s'",
+        ),
+        (
+            {"behaviour": {"health": [{"device": "gpu-0", "timeoutSeconds": -1}]}},
+            "driver.behaviour.health[0].timeoutSeconds: expected 0 to 9223372036854775807 "
+            "(0 = the kubelet's default), got -1",
+        ),
+        (
+            {"behaviour": {"health": [{"device": "gpu-0", "timeoutSeconds": 2**63}]}},
+            "driver.behaviour.health[0].timeoutSeconds: expected 0 to 9223372036854775807",
+        ),
         ({"driverName": ""}, "driver.driverName: required"),
     ],
 )
@@ -104,6 +117,23 @@ def test_behaviour_file_yaml_and_json(tmp_path: Path):
     json_file = tmp_path / "b.json"
     json_file.write_text('{"bugs": ["double-allocates"]}')
     assert load_behaviour_file(json_file).bugs == ["double-allocates"]
+
+
+def test_behaviour_file_carries_a_health_timeout(tmp_path: Path):
+    path = tmp_path / "b.yaml"
+    path.write_text("health:\n  - {device: gpu-0, health: unhealthy, message: ecc, timeoutSeconds: 10}\n")
+    (spec,) = load_behaviour_file(path).health
+    assert (spec.device, spec.health, spec.message, spec.timeout_seconds) == ("gpu-0", "UNHEALTHY", "ecc", 10)
+
+
+def test_health_timeout_is_checked_when_set_from_python():
+    """FakeDriver.set_health validates a HealthSpec built from Python values, not decoded ones."""
+    with pytest.raises(
+        ConfigError, match=r"health\[0\]\.timeoutSeconds: expected an integer, got float 1\.5"
+    ):
+        Behaviour(health=[HealthSpec(device="gpu-0", timeout_seconds=1.5)]).validate("health")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=r"health\[0\]\.timeoutSeconds: expected 0 to"):
+        Behaviour(health=[HealthSpec(device="gpu-0", timeout_seconds=-5)]).validate("health")
 
 
 def test_behaviour_file_errors_name_the_file_and_line(tmp_path: Path):

@@ -284,6 +284,61 @@ def test_health_without_a_prepared_claim(world: Any) -> None:
     )
 
 
+def test_health_message_exact_and_contains(world: Any) -> None:
+    world.add_pod("a", ["gpu"])
+    world.manager.claims["default/gpu"] = _claim(
+        [Device("pool-a", "gpu-0", ("req-0",), None), Device("pool-a", "gpu-1", ("req-0",), None)]
+    )
+    world.health[(W.GPU, "pool-a", "gpu-0")] = {"health": "Unhealthy", "message": "ECC errors on bank 3"}
+    world.health[(W.GPU, "pool-a", "gpu-1")] = {"health": "Unhealthy", "message": "ECC errors on bank 1"}
+    gpu0, gpu1 = "gpu.example.com/pool-a/gpu-0", "gpu.example.com/pool-a/gpu-1"
+    ok(world, ExpectHealth(pod="a", claim="gpu", health="Unhealthy", message_contains="ECC errors"))
+    ok(
+        world,
+        ExpectHealth(
+            pod="a", claim="gpu", health="Unhealthy", message="ECC errors on bank 3", resource_id=gpu0
+        ),
+    )
+    failure = fails(
+        world, ExpectHealth(pod="a", claim="gpu", health="Unhealthy", message="ECC errors on bank 3")
+    )
+    assert failure.message == (
+        "expected every resource of allocatedResourcesStatus entry claim:gpu of container ctr in pod "
+        f"default/a to have message 'ECC errors on bank 3'; found {gpu1}: 'ECC errors on bank 1'"
+    )
+    assert failure.expected == {gpu0: "ECC errors on bank 3", gpu1: "ECC errors on bank 3"}
+    assert failure.actual == {gpu0: "ECC errors on bank 3", gpu1: "ECC errors on bank 1"}
+    failure = fails(world, ExpectHealth(pod="a", claim="gpu", health="Unhealthy", message_contains="bank 3"))
+    assert failure.message == (
+        "expected every resource of allocatedResourcesStatus entry claim:gpu of container ctr in pod "
+        f"default/a to have a message containing 'bank 3'; found {gpu1}: 'ECC errors on bank 1'"
+    )
+    assert failure.expected == {gpu0: "contains 'bank 3'", gpu1: "contains 'bank 3'"}
+    assert failure.actual == {gpu0: "ECC errors on bank 3", gpu1: "ECC errors on bank 1"}
+    # The health is checked first: a wrong health is reported as such, whatever the message.
+    failure = fails(world, ExpectHealth(pod="a", claim="gpu", health="Healthy", message="nope"))
+    assert "to be Healthy; found" in failure.message
+
+
+def test_health_message_is_empty_when_unknown(world: Any) -> None:
+    world.add_pod("a", ["gpu"])
+    world.manager.claims["default/gpu"] = _claim([Device("pool-a", "gpu-0", ("req-0",), None)])
+    world.health[(W.GPU, "pool-a", "gpu-0")] = {
+        "health": "Unhealthy",
+        "message": "ECC",
+        "timeout": 10.0,
+        "last_updated": 0.0,
+    }
+    ok(world, ExpectHealth(pod="a", claim="gpu", health="Unhealthy", message="ECC"))
+    world.now = 11.0  # the report went stale: Unknown, and the kubelet shows no message
+    ok(world, ExpectHealth(pod="a", claim="gpu", health="Unknown", message=""))
+    failure = fails(world, ExpectHealth(pod="a", claim="gpu", health="Unknown", message="ECC"))
+    assert failure.message.endswith("to have message 'ECC'; found gpu.example.com/pool-a/gpu-0: ''")
+    assert failure.actual == {"gpu.example.com/pool-a/gpu-0": ""}
+    failure = fails(world, ExpectHealth(pod="a", claim="gpu", health="Unknown", message_contains="ECC"))
+    assert failure.actual == {"gpu.example.com/pool-a/gpu-0": ""}
+
+
 # ------------------------------------------------------------------ dispatch
 
 

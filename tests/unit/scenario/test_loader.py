@@ -167,3 +167,20 @@ def test_expand_variables_leaves_unknown_names():
     assert expand_variables({"$(NODE)": ["$(DRIVER)", "$(OTHER)", 3]}, {"NODE": "n", "DRIVER": "d"}) == {
         "n": ["d", "$(OTHER)", 3]
     }
+
+
+def test_health_timeout_and_message_fields():
+    scenario = _steps(
+        "    - setDeviceHealth: {device: gpu-0, health: Unhealthy}\n"
+        "    - setDeviceHealth: {device: gpu-0, health: Unhealthy, message: ECC, timeoutSeconds: 10}\n"
+        "    - setDeviceHealth: {device: gpu-0, health: Unhealthy, timeoutSeconds: 9223372036}\n"
+        "    - startPod: {name: a, claims: [gpu]}\n"
+        "    - expectHealth: {pod: a, claim: gpu, health: Unhealthy}\n"
+        "    - expectHealth: {pod: a, claim: gpu, health: Unknown, message: ''}\n"
+        "    - expectHealth: {pod: a, claim: gpu, health: Unhealthy, messageContains: ECC}\n"
+    )
+    sets = [s.args for s in scenario.spec.steps[:3]]
+    assert [(a.message, a.timeout_seconds) for a in sets] == [("", 0), ("ECC", 10), ("", 9223372036)]
+    expects = [s.args for s in scenario.spec.steps[4:]]
+    assert all(isinstance(a, ex.ExpectHealth) for a in expects)
+    assert [(a.message, a.message_contains) for a in expects] == [(None, ""), ("", ""), (None, "ECC")]

@@ -109,6 +109,49 @@ def test_value_below_minimum(steps_problems):
     ]
 
 
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("-1", "must be at least 0, got -1"),
+        ("ten", "expected an integer, got a string ('ten')"),
+        ("1.5", "expected an integer, got a number (1.5)"),
+        ("true", "expected an integer, got a boolean (true)"),
+        ("9223372037", "must be at most 9223372036, got 9223372037"),
+    ],
+)
+def test_health_timeout_seconds(steps_problems, value, expected):
+    step = f"- setDeviceHealth: {{device: gpu-0, health: Unhealthy, timeoutSeconds: {value}}}\n"
+    assert steps_problems(step) == [f"s.yaml:12:75: spec.steps[0].setDeviceHealth.timeoutSeconds: {expected}"]
+
+
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        (
+            "message: '', messageContains: ECC",
+            "s.yaml:13:21: spec.steps[1].expectHealth: give at most one of 'message' or 'messageContains'",
+        ),
+        (
+            "message: ",
+            "s.yaml:13:67: spec.steps[1].expectHealth.message: expected a string; "
+            "write message: '' to expect no message",
+        ),
+        (
+            "message: 5",
+            "s.yaml:13:68: spec.steps[1].expectHealth.message: expected a string, got an integer (5)",
+        ),
+        (
+            "messageContains: [ECC]",
+            "s.yaml:13:76: spec.steps[1].expectHealth.messageContains: expected a string, got a list",
+        ),
+    ],
+)
+def test_expect_health_message(steps_problems, fields, expected):
+    steps = "- startPod: {name: a, claims: [gpu]}\n"
+    steps += f"- expectHealth: {{pod: a, claim: gpu, health: Unknown, {fields}}}\n"
+    assert steps_problems(steps) == [expected]
+
+
 def test_duplicate_scenario_names_across_files(write):
     text = "apiVersion: drasim.dev/v1alpha1\nkind: Scenario\nmetadata: {name: same, description: d}\n"
     text += "spec: {steps: [{reconcile: {}}]}\n"
