@@ -28,6 +28,7 @@ from drasim.runner.drivers import ProcessDriverHandle
 from drasim.runner.world import RunOptions, SimulatedCrash, World
 from drasim.scenario.registry import Step
 from drasim.scenario.schema import Scenario
+from drasim.scenario.typeinfo import camel
 
 
 class Reporter(Protocol):
@@ -43,7 +44,9 @@ class Reporter(Protocol):
 
 
 def _compact(value: Any) -> Any:
-    """Dataclass → dict of the fields that differ from their defaults (for step texts)."""
+    """Dataclass → dict of the fields that differ from their defaults, keyed as in YAML (for step texts)."""
+    if isinstance(value, Step):  # a nested step (``during``, ``parallel``): as it is written
+        return {value.name: _compact(value.args)}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         out: dict[str, Any] = {}
         for f in dataclasses.fields(value):
@@ -53,10 +56,8 @@ def _compact(value: Any) -> Any:
                 default = f.default_factory()
             if item == default and default is not dataclasses.MISSING:
                 continue
-            out[f.name] = _compact(item)
+            out[f.metadata.get("yaml") or camel(f.name)] = _compact(item)  # the key the YAML uses
         return out
-    if isinstance(value, Step):
-        return {value.name: _compact(value.args)}
     if isinstance(value, list | tuple):
         return [_compact(v) for v in value]
     if isinstance(value, dict):
@@ -64,11 +65,25 @@ def _compact(value: Any) -> Any:
     return value
 
 
+def _flow(value: Any) -> str:
+    """``value`` in YAML flow style, the way scenario files write steps."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_flow(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_flow(v) for v in value) + "]"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
 def describe_step(step: Step) -> str:
     """One line: ``startPod {name: a, claims: [gpu]}``."""
     args = _compact(step.args)
-    inner = ", ".join(f"{k}: {v}" for k, v in args.items()) if isinstance(args, dict) else str(args)
-    return f"{step.name} {{{inner}}}" if inner else step.name
+    if isinstance(args, dict):
+        return f"{step.name} {_flow(args)}" if args else step.name
+    return f"{step.name} {{{_flow(args)}}}" if args not in (None, "") else step.name
 
 
 def reproduce_command(scenario: Scenario, options: RunOptions) -> str:
