@@ -108,8 +108,13 @@ def run(args: argparse.Namespace) -> int:
         unknown = [b for b in args.inject_bug if b not in BUGS]
         if unknown:
             raise ConfigError(f"--inject-bug: unknown bug {unknown[0]!r}; valid bugs: {', '.join(BUGS)}")
-    if args.workspace_dir is not None and not args.workspace_dir.is_dir():
-        raise ConfigError(f"--workspace-dir: {args.workspace_dir} is not an existing directory")
+    if args.workspace_dir is not None:
+        from drasim.runner.workspace import check_base
+
+        try:
+            check_base(args.workspace_dir)
+        except ConfigError as err:
+            raise ConfigError(f"--workspace-dir: {err}") from None
     scenarios = select(
         load_paths(args.paths or [builtin_scenario_dir()]), tags=args.tag, keyword=args.keyword
     )

@@ -145,9 +145,11 @@ class HealthStream:
         recorder: Recorder | None = None,
         retry_period: float = HEALTH_RETRY_PERIOD,
         on_end: HealthEndedCallback | None = None,
+        connected: Callable[[], bool] | None = None,
     ) -> None:
         self._channel = channel
         self._on_end = on_end
+        self._connected = connected
         self.driver_name = driver_name
         self.endpoint = endpoint
         self.service = service
@@ -204,24 +206,64 @@ class HealthStream:
             request_serializer=pb.NodeWatchResourcesRequest.SerializeToString,
             response_deserializer=pb.NodeWatchResourcesResponse.FromString,
         )
-        while not self._stop.is_set():
-            code = self._one_stream(open_stream, pb)
-            if code == "Unimplemented" or self._stop.is_set():
-                break
-            self._stop.wait(self._clock.scaled(self._retry_period))
+        try:
+            while not self._stop.is_set():
+                code = self._one_stream(open_stream, pb)
+                if code == "Unimplemented" or self._stop.is_set():
+                    break
+                self._stop.wait(self._clock.scaled(self._retry_period))
+        finally:
+            with self._idle:  # whoever waits in wait_idle re-checks that the thread has ended
+                self._idle.notify_all()
 
     def _one_stream(self, open_stream: Any, pb: Any) -> str:
         with self._lock:
             self._streaming = True
-        call = open_stream(pb.NodeWatchResourcesRequest())
-        with self._lock:
-            self._call = call
-            self.opened += 1
-        if self._stop.is_set():
-            call.cancel()
-        code, error = "OK", None
+        try:
+            set_up = self._connected is None or self._connected()
+            try:
+                call = open_stream(pb.NodeWatchResourcesRequest())
+            except ValueError as exc:  # grpcio: the channel was closed; there is nothing left to watch
+                self._stop.set()
+                self._recorder.record(
+                    "kubelet",
+                    operation="health-stream-ended",
+                    driver=self.driver_name,
+                    endpoint=self.endpoint,
+                    method=self.path,
+                    code="Canceled",
+                    error=str(exc),
+                )
+                return "Canceled"
+            with self._lock:
+                self._call = call
+                self.opened += 1
+            if self._stop.is_set():
+                call.cancel()
+            code, error, received = self._consume(call)
+            self._recorder.record(
+                "kubelet",
+                operation="health-stream-ended",
+                driver=self.driver_name,
+                endpoint=self.endpoint,
+                method=self.path,
+                code=code,
+                error=error,
+            )
+            if self._on_end is not None and (set_up or received or code != "Unavailable"):
+                self._report_end()
+            return code
+        finally:
+            with self._idle:
+                self._streaming = False
+                self._idle.notify_all()
+
+    def _consume(self, call: Any) -> tuple[str, str | None, bool]:
+        """Deliver every response; (Go code name the stream ended with, error, any response seen)."""
+        code, error, received = "OK", None, False
         try:
             for response in call:
+                received = True
                 self._callback(self.driver_name, convert_response(response))
         except grpc.RpcError as exc:
             code_fn = getattr(exc, "code", None)
@@ -233,25 +275,20 @@ class HealthStream:
         finally:
             with self._lock:
                 self._call = None
-        self._recorder.record(
-            "kubelet",
-            operation="health-stream-ended",
-            driver=self.driver_name,
-            endpoint=self.endpoint,
-            method=self.path,
-            code=code,
-            error=error,
-        )
-        if self._on_end is not None:
-            # Upstream HandleWatchResourcesStream clears the driver's health cache (clearDriver)
-            # whenever its stream exits, for whatever reason: its devices then read Unknown.
-            try:
-                self._on_end(self.driver_name)
-            except Exception as exc:  # a failing listener must not end the retry loop
-                self._recorder.record(
-                    "kubelet", operation="health-clear", driver=self.driver_name, error=repr(exc)
-                )
-        with self._idle:
-            self._streaming = False
-            self._idle.notify_all()
-        return code
+        return code, error, received
+
+    def _report_end(self) -> None:
+        """Upstream ``HandleWatchResourcesStream`` defers ``clearDriver``: tell the listener.
+
+        Only for a stream that was set up. Upstream opens the stream first and gives up
+        quietly when that fails (a plugin that is gone: Unavailable), so nothing is cleared
+        then. grpcio has no separate open: a stream that was opened while the channel was
+        not connected and ended Unavailable before any response counts as never set up.
+        """
+        assert self._on_end is not None
+        try:
+            self._on_end(self.driver_name)
+        except Exception as exc:  # a failing listener must not end the retry loop
+            self._recorder.record(
+                "kubelet", operation="health-clear", driver=self.driver_name, error=repr(exc)
+            )

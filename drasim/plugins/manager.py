@@ -212,6 +212,7 @@ class DRAPluginManager:
                 recorder=self._recorder,
                 retry_period=self._health_retry,
                 on_end=self._health_ended,
+                connected=lambda: bool(getattr(client, "connected", True)),
             )
         with self._lock:
             clash = self._stopped or any(i.client.endpoint == endpoint for i in self._store.get(name, []))

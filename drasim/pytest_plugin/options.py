@@ -226,9 +226,13 @@ def resolve(config: pytest.Config) -> Settings:
 def _workspace_dir(value: str | None) -> Path | None:
     if not value:
         return None
+    from drasim.runner.workspace import check_base
+
     path = Path(value).resolve()
-    if not path.is_dir():
-        raise pytest.UsageError(f"--drasim-workspace-dir: {value} is not an existing directory")
+    try:
+        check_base(path)
+    except ConfigError as err:
+        raise pytest.UsageError(f"--drasim-workspace-dir: {err}") from None
     return path
 
 

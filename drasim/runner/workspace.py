@@ -110,6 +110,27 @@ def default_base(*, keep: bool = False) -> Path:
 
 
 _NAME_CHARS = string.ascii_lowercase + string.digits + "_"
+_MIN_RANDOM = 4
+
+
+def max_base_length(prefix: str = "drasim-") -> int:
+    """The longest base directory path a workspace fits under (the socket budget kept)."""
+    registry = len("/kubelet/plugins_registry")
+    return MAX_SOCKET_PATH - _SOCKET_NAME_BUDGET - registry - len("/" + prefix) - _MIN_RANDOM
+
+
+def check_base(base: Path, prefix: str = "drasim-") -> None:
+    """Raise :class:`ConfigError` unless ``base`` is an existing directory short enough for sockets."""
+    if not base.is_dir():
+        raise ConfigError(f"workspace directory {base}: not an existing directory")
+    limit = max_base_length(prefix)
+    if len(str(base)) > limit:
+        msg = (
+            f"workspace directory {base} is {len(str(base))} characters long; unix socket paths "
+            f"under it would exceed {MAX_SOCKET_PATH} bytes: choose one of at most {limit} "
+            "characters, such as /tmp or /dev/shm"
+        )
+        raise ConfigError(msg)
 
 
 def _make_root(parent: Path, prefix: str) -> Path:
@@ -119,7 +140,7 @@ def _make_root(parent: Path, prefix: str) -> Path:
     shorter under a longer parent, so that every tree's paths are no longer than
     ``/tmp/drasim-XXXXXXXX/...``: the socket-name budget is the same wherever it is.
     """
-    length = max(4, 8 - max(0, len(str(parent)) - len("/tmp")))
+    length = max(_MIN_RANDOM, 8 - max(0, len(str(parent)) - len("/tmp")))
     for _ in range(1000):
         candidate = parent / (prefix + "".join(secrets.choice(_NAME_CHARS) for _ in range(length)))
         try:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -407,8 +408,16 @@ class World:
             # A killed plugin stays registered (its socket is left behind); its health stream
             # ends once gRPC sees the server gone. Wait for that, so the next step sees the
             # kubelet's health cache cleared as upstream clears it.
+            deadline = time.monotonic() + REGISTRATION_TIMEOUT
             for stream in self.kubelet.host.manager.health_streams(handle.name):
-                stream.wait_idle(REGISTRATION_TIMEOUT)
+                if not stream.wait_idle(max(0.0, deadline - time.monotonic())):
+                    self.journal.record(
+                        "kubelet",
+                        operation="health-stream-still-open",
+                        driver=handle.name,
+                        endpoint=stream.endpoint,
+                        error=f"still open {REGISTRATION_TIMEOUT:g}s after the plugin was stopped",
+                    )
 
     # ------------------------------------------------------------------ kubelet
     def _hook(self, point: str) -> None:

@@ -25,7 +25,8 @@ import pytest
             "neither a named profile (default, v1-only, v1beta1-only)",
         ),
         (["--drasim-capability", "Has Space"], "invalid capability name 'Has Space'"),
-        (["--drasim-workspace-dir", "no-such-dir"], "--drasim-workspace-dir: no-such-dir is not an existing"),
+        (["--drasim-workspace-dir", "no-such-dir"], "no-such-dir: not an existing directory"),
+        (["--drasim-workspace-dir", "."], "characters long; unix socket paths under it would exceed 107"),
     ],
 )
 def test_usage_errors(pytester: pytest.Pytester, args: list[str], message: str) -> None:
@@ -116,7 +117,6 @@ spec:
     )
     pytester.makeconftest(
         """
-import os, pytest
 from drasim.runner import world
 
 seen = []
@@ -126,9 +126,11 @@ def setup(self):
     real_setup(self)
     seen.append((str(self.workspace.root.parent), self.options.fsync))
 
-world.World.setup = setup
+def pytest_configure(config):
+    world.World.setup = setup
 
-def pytest_sessionfinish(session):
+def pytest_unconfigure(config):
+    world.World.setup = real_setup  # pytester runs in this process: leave no patch behind
     with open("seen.txt", "w") as f:
         f.write(repr(seen))
 """
@@ -136,3 +138,6 @@ def pytest_sessionfinish(session):
     result = pytester.runpytest("--drasim-workspace-dir", base, "--drasim-fsync", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
     assert (pytester.path / "seen.txt").read_text() == repr([(base, True)])
+    from drasim.runner import world
+
+    assert world.World.setup.__module__ == "drasim.runner.world"

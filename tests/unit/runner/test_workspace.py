@@ -135,4 +135,33 @@ def test_run_rejects_a_missing_workspace_dir(tmp_path: Path, capsys) -> None:
     code = main(["run", "--workspace-dir", str(tmp_path / "nope")])
     err = capsys.readouterr().err
     assert code == 2
-    assert f"--workspace-dir: {tmp_path / 'nope'} is not an existing directory" in err
+    assert f"--workspace-dir: workspace directory {tmp_path / 'nope'}: not an existing directory" in err
+
+
+def test_run_rejects_a_workspace_dir_too_long_for_sockets(tmp_path: Path, capsys) -> None:
+    from drasim.cli import main
+
+    code = main(["run", "--workspace-dir", str(tmp_path)])  # pytest's tmp_path is far too long
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"--workspace-dir: workspace directory {tmp_path} is {len(str(tmp_path))} characters long" in err
+    assert "at most 10 characters, such as /tmp or /dev/shm" in err
+
+
+def test_the_longest_allowed_base_still_fits_the_socket_budget() -> None:
+    from drasim.runner.workspace import _SOCKET_NAME_BUDGET, check_base, max_base_length
+
+    limit = max_base_length()
+    assert limit == 10
+    check_base(Path("/tmp"))
+    base = Path("/tmp") / ("b" * (limit - len("/tmp/")))
+    base.mkdir(exist_ok=True)
+    try:
+        check_base(base)
+        ws = create_workspace(base)
+        try:
+            assert len(str(ws.registry_dir)) + _SOCKET_NAME_BUDGET <= MAX_SOCKET_PATH
+        finally:
+            ws.remove()
+    finally:
+        base.rmdir()
