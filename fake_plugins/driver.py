@@ -95,6 +95,12 @@ class _Instance:
         self.board = HealthBoard(driver.config.node_name, driver.config.device_names())
         self.board.apply(driver.behaviour.health)
         self.servers: list[grpc.Server] = []
+        self.executors: list[futures.ThreadPoolExecutor] = []
+
+    def release_workers(self) -> None:
+        """Let the servers' worker threads end once idle (grpc's stop leaves them waiting)."""
+        for executor in self.executors:
+            executor.shutdown(wait=False)
 
     def select_faults(self, rpc: str, claims: Sequence[ClaimRef] = ()) -> list[Fault]:
         return self.driver._plan.select(rpc, claims)
@@ -171,16 +177,20 @@ class FakeDriver:
             for directory in (cfg.plugin_path.parent, cfg.registration_path.parent, Path(cfg.cdi_dir)):
                 directory.mkdir(parents=True, exist_ok=True)
             try:
-                instance.servers.append(self._serve(cfg.plugin_path, self._dra_servicers(instance)))
+                instance.servers.append(
+                    self._serve(cfg.plugin_path, self._dra_servicers(instance), instance.executors)
+                )
                 instance.servers.append(
                     self._serve(
                         cfg.registration_path,
                         [(reg_grpc.add_RegistrationServicer_to_server, RegistrationServicer(instance))],
+                        instance.executors,
                     )
                 )
             except BaseException:
                 for server in instance.servers:
                     server.stop(0).wait()
+                instance.release_workers()
                 raise
             self._instance = instance
             if self.publisher is not None:
@@ -216,12 +226,19 @@ class FakeDriver:
             )
         return adders
 
-    def _serve(self, path: Path, adders: list[tuple[Callable[[Any, Any], None], Any]]) -> grpc.Server:
+    def _serve(
+        self,
+        path: Path,
+        adders: list[tuple[Callable[[Any, Any], None], Any]],
+        executors: list[futures.ThreadPoolExecutor],
+    ) -> grpc.Server:
         if len(str(path).encode()) > 107:
             raise ConfigError(f"{path}: unix socket path longer than 107 bytes")
         with contextlib.suppress(FileNotFoundError):
             path.unlink()  # a stale socket from a killed predecessor
-        server = grpc.server(futures.ThreadPoolExecutor(max_workers=self._max_workers))
+        executor = futures.ThreadPoolExecutor(max_workers=self._max_workers)
+        executors.append(executor)
+        server = grpc.server(executor)
         for add, servicer in adders:
             add(servicer, server)
         try:
@@ -239,6 +256,7 @@ class FakeDriver:
             return
         for server in reversed(instance.servers):
             server.stop(grace).wait()
+        instance.release_workers()
         for path in (self.config.registration_path, self.config.plugin_path):
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
@@ -261,6 +279,7 @@ class FakeDriver:
         kept = [_keep_socket(path) for path in paths]
         for server in instance.servers:
             server.stop(0).wait()
+        instance.release_workers()
         for path, keeper in zip(paths, kept, strict=True):
             _restore_socket(path, keeper)
         instance.stopped.set()
