@@ -10,7 +10,7 @@ sequence are unchanged, so readers and a killed writer still see the old or the 
 only an operating-system crash or power loss could lose the write. Scenario runs use that
 (see ``drasim run --fsync``).
 
-Only :mod:`pathlib`, :mod:`os` and :mod:`tempfile` touch the disk, so the store works
+Only :mod:`pathlib` and :mod:`os` touch the disk, so the store works
 under pyfakefs.
 """
 
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,6 +25,7 @@ from pathlib import Path
 from drasim.checkpoint import codec
 from drasim.checkpoint.codec import CheckpointFormat, DecodedCheckpoint
 from drasim.errors import CheckpointError, CorruptCheckpointError
+from drasim.fsutil import create_temp_file
 from drasim.interfaces import NullRecorder, Recorder
 from drasim.kubelet.state import ClaimInfoState
 
@@ -144,11 +144,10 @@ def _atomic_write(path: Path, blob: bytes, *, sync: bool = True) -> None:
     """
     directory = path.parent
     try:
-        fd, temp_name = tempfile.mkstemp(prefix=".", dir=directory)
+        fd, temp_name = create_temp_file(str(directory), ".")
     except FileNotFoundError:
         directory.mkdir(parents=True, exist_ok=True)
-        fd, temp_name = tempfile.mkstemp(prefix=".", dir=directory)
-    temp = Path(temp_name)
+        fd, temp_name = create_temp_file(str(directory), ".")
     try:
         try:
             _write_all(fd, blob)
@@ -156,10 +155,10 @@ def _atomic_write(path: Path, blob: bytes, *, sync: bool = True) -> None:
                 os.fsync(fd)
         finally:
             os.close(fd)
-        temp.replace(path)
+        os.replace(temp_name, path)
     except BaseException:
         with contextlib.suppress(OSError):
-            temp.unlink()
+            os.unlink(temp_name)
         raise
     if sync:
         _fsync_directory(directory)

@@ -99,7 +99,7 @@ def test_a_failed_write_keeps_the_old_file_and_removes_the_temp_file(kubelet_dir
     if failing == "fsync":
         monkeypatch.setattr(store_module.os, "fsync", boom)
     else:
-        monkeypatch.setattr(type(store_module.Path("/")), "replace", boom)
+        monkeypatch.setattr(store_module.os, "replace", boom)
     with pytest.raises(CheckpointError, match="cannot write checkpoint: No space left on device"):
         store.store([claim("new")])
     assert PATH.read_bytes() == before
