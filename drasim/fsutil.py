@@ -1,14 +1,14 @@
 """Atomic file writes: readers see the old file or the new one, never half of either.
 
-Write to a temporary file in the same directory, flush and fsync it, then rename it over
+Write to a temporary file in the same directory, fsync it, then rename it over
 the target; with ``durable=True`` the directory is fsynced too, so the rename survives a
 power loss. ``sync=False`` skips every fsync: the write is still atomic for readers and
 survives the writer being killed (the page cache outlives a process), only not an operating
 system crash or power loss. Scenario runs, which simulate crashes by killing processes and
 throw the files away afterwards, write that way unless ``--fsync`` asks otherwise.
 
-The kubelet checkpoint has its own writer (drasim.checkpoint.store) whose every step the
-crash-consistency tests interrupt.
+The kubelet checkpoint (drasim.checkpoint.store) writes through here too; the
+crash-consistency tests interrupt every step of such a write.
 """
 
 from __future__ import annotations
@@ -21,16 +21,26 @@ from pathlib import Path
 
 
 def atomic_write_bytes(
-    path: str | os.PathLike[str], data: bytes, *, durable: bool = False, sync: bool = True
+    path: str | os.PathLike[str],
+    data: bytes,
+    *,
+    durable: bool = False,
+    sync: bool = True,
+    temp_prefix: str | None = None,
 ) -> Path:
-    """Atomically replace ``path`` with ``data``; creates the parent directory. Returns the path."""
+    """Atomically replace ``path`` with ``data``; creates the parent directory. Returns the path.
+
+    The temporary file is ``<temp_prefix><random>`` next to the target (default prefix
+    ``.<name>.``).
+    """
     target = Path(path)
     directory = os.fspath(target.parent)
+    prefix = f".{target.name}." if temp_prefix is None else temp_prefix
     try:
-        fd, tmp = create_temp_file(directory, f".{target.name}.")
+        fd, tmp = create_temp_file(directory, prefix)
     except FileNotFoundError:
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = create_temp_file(directory, f".{target.name}.")
+        fd, tmp = create_temp_file(directory, prefix)
     try:
         try:
             view = memoryview(data)

@@ -16,7 +16,6 @@ under pyfakefs.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
 from collections.abc import Sequence
@@ -25,7 +24,7 @@ from pathlib import Path
 from drasim.checkpoint import codec
 from drasim.checkpoint.codec import CheckpointFormat, DecodedCheckpoint
 from drasim.errors import CheckpointError, CorruptCheckpointError
-from drasim.fsutil import create_temp_file
+from drasim.fsutil import atomic_write_bytes
 from drasim.interfaces import NullRecorder, Recorder
 from drasim.kubelet.state import ClaimInfoState
 
@@ -142,43 +141,4 @@ def _atomic_write(path: Path, blob: bytes, *, sync: bool = True) -> None:
 
     ``sync=False`` leaves out both fsyncs.
     """
-    directory = path.parent
-    try:
-        fd, temp_name = create_temp_file(str(directory), ".")
-    except FileNotFoundError:
-        directory.mkdir(parents=True, exist_ok=True)
-        fd, temp_name = create_temp_file(str(directory), ".")
-    try:
-        try:
-            _write_all(fd, blob)
-            if sync:
-                os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(temp_name, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp_name)
-        raise
-    if sync:
-        _fsync_directory(directory)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    """``os.write`` until every byte is written (plain system calls: no file object, no buffer)."""
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def _fsync_directory(directory: Path) -> None:
-    """Make the rename durable; some file systems cannot open directories, which is fine."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        with contextlib.suppress(OSError):
-            os.fsync(fd)
-    finally:
-        os.close(fd)
+    atomic_write_bytes(path, blob, durable=True, sync=sync, temp_prefix=".")
