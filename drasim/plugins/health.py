@@ -225,15 +225,7 @@ class HealthStream:
                 call = open_stream(pb.NodeWatchResourcesRequest())
             except ValueError as exc:  # grpcio: the channel was closed; there is nothing left to watch
                 self._stop.set()
-                self._recorder.record(
-                    "kubelet",
-                    operation="health-stream-ended",
-                    driver=self.driver_name,
-                    endpoint=self.endpoint,
-                    method=self.path,
-                    code="Canceled",
-                    error=str(exc),
-                )
+                self._record_end("Canceled", str(exc))
                 return "Canceled"
             with self._lock:
                 self._call = call
@@ -241,15 +233,7 @@ class HealthStream:
             if self._stop.is_set():
                 call.cancel()
             code, error, received = self._consume(call)
-            self._recorder.record(
-                "kubelet",
-                operation="health-stream-ended",
-                driver=self.driver_name,
-                endpoint=self.endpoint,
-                method=self.path,
-                code=code,
-                error=error,
-            )
+            self._record_end(code, error)
             if self._on_end is not None and (set_up or received or code != "Unavailable"):
                 self._report_end()
             return code
@@ -257,6 +241,17 @@ class HealthStream:
             with self._idle:
                 self._streaming = False
                 self._idle.notify_all()
+
+    def _record_end(self, code: str, error: str | None) -> None:
+        self._recorder.record(
+            "kubelet",
+            operation="health-stream-ended",
+            driver=self.driver_name,
+            endpoint=self.endpoint,
+            method=self.path,
+            code=code,
+            error=error,
+        )
 
     def _consume(self, call: Any) -> tuple[str, str | None, bool]:
         """Deliver every response; (Go code name the stream ended with, error, any response seen)."""
