@@ -44,6 +44,15 @@ SLICE_TIMEOUT = 10.0
 NODE_UID_NAMESPACE = uuid.UUID("6ba7b811-9dad-11d1-80b4-00c04fd430c8")
 
 
+def _exited_on_its_own(handle: DriverHandle) -> bool:
+    """Whether ``handle`` is a driver process that ended without a stop or kill step.
+
+    A stopped or killed process is forgotten (no exit status); one that exited by
+    itself keeps its status until the next start.
+    """
+    return isinstance(handle, ProcessDriverHandle) and handle.process.returncode() is not None
+
+
 class SimulatedCrash(Exception):  # noqa: N818 - it is an event, not an error
     """Raised from a kubelet hook to make the kubelet die at that point."""
 
@@ -479,7 +488,10 @@ class World:
                 # The start-up wipe removed its slices; wait until its controller republished.
                 handle.slices_seen_for_start = -1
         for name, handle in self.drivers.items():
-            if handle.running:
+            # A driver process that already exited on its own (not stopped by a step) is
+            # waited for too: the wait reports its exit status and output at once, instead
+            # of the scenario failing later on "0 available" devices.
+            if handle.running or _exited_on_its_own(handle):
                 self.wait_registration_attempt(name)
         self._republish_slices()
 
