@@ -114,7 +114,8 @@ def _failure(
     tail = world.journal.tail(15) if world is not None and hasattr(world, "journal") else []
     return FailureInfo.build(
         message,
-        step_index=index,
+        # Step numbers count from 1 everywhere: terminal, reports and the journal's step events.
+        step_index=None if index is None else index + 1,
         step_text=text,
         expected=expected,
         actual=actual,

@@ -16,7 +16,7 @@ def test_failure_shows_step_message_and_diff(
     result.stdout.fnmatch_lines(
         [
             "*scenario: wrong-count*",
-            "Failing step 1: expectCalls {NodePrepareResources: 2}*drasim_wrong.yaml:14:7*",
+            "Failing step 2: expectCalls {NodePrepareResources: 2}*drasim_wrong.yaml:14:7*",
             "expected 2 NodePrepareResources calls since the start; found 1",
             "Expected vs actual:",
             "*-NodePrepareResources: 2",

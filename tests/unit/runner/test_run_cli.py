@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -198,3 +199,20 @@ def test_create_and_apply_stop_at_the_first_failing_object(tmp_path: Path, capsy
         )
     )
     assert main(["run", str(scenario)]) == 0, capsys.readouterr().out
+
+
+def test_failing_step_has_one_number_in_terminal_json_journal_and_html(
+    scenario_dir: Path, tmp_path: Path, capsys
+) -> None:
+    """wrong-count fails at its second step: every output calls it step 2."""
+    js, html = tmp_path / "r.json", tmp_path / "r.html"
+    assert main(["run", str(scenario_dir / "fail.yaml"), "--json", str(js), "--html", str(html)]) == 1
+    out = capsys.readouterr().out
+    assert "Failing step 2: expectCalls {NodePrepareResources: 2}" in out
+    [result] = json.loads(js.read_text())["results"]
+    assert result["failure"]["stepIndex"] == 2
+    steps = {e["index"]: e["text"] for e in result["journal"] if e["kind"] == "step"}
+    assert steps[2] == "expectCalls {NodePrepareResources: 2}"
+    band = r'<details class="ev step failing"[^>]*><summary>.*?<span class="band">([^<]*)</span>'
+    failing_rows = re.findall(band, html.read_text())
+    assert failing_rows == ["Step 2: expectCalls {NodePrepareResources: 2}"]
