@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
+import shlex
 import textwrap
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -216,3 +218,58 @@ def test_failing_step_has_one_number_in_terminal_json_journal_and_html(
     band = r'<details class="ev step failing"[^>]*><summary>.*?<span class="band">([^<]*)</span>'
     failing_rows = re.findall(band, html.read_text())
     assert failing_rows == ["Step 2: expectCalls {NodePrepareResources: 2}"]
+
+
+IDEMPOTENT = """\
+apiVersion: drasim.dev/v1alpha1
+kind: Scenario
+metadata: {name: idempotent, description: re-prepare returns the same devices}
+spec:
+  driver: {fake: {name: gpu.example.com}}
+  claims: [{name: gpu}]
+  steps:
+    - startPod: {name: a, claims: [gpu]}
+    - restartKubelet: {}
+    - recreateSandbox: a
+    - expectConsistentReplies: {claim: gpu}
+"""
+
+
+def test_printed_reproduce_command_fails_again(tmp_path: Path, capsys) -> None:
+    """The `Reproduce:` line, typed as printed, runs the scenario the same way and fails the same way."""
+    scenario = tmp_path / "idem.yaml"
+    scenario.write_text(IDEMPOTENT)
+    assert main(["run", str(scenario), "--inject-bug", "non-idempotent", "--fsync", "-j", "2"]) == 1
+    out = capsys.readouterr().out
+    [line] = [line for line in out.splitlines() if line.startswith("Reproduce: ")]
+    words = shlex.split(line.removeprefix("Reproduce: "))
+    assert words[:2] == ["drasim", "run"]
+    assert main(words[1:]) == 1, "the reproduce command passed: it lost an option"
+    again = capsys.readouterr().out
+    assert "0 passed, 1 failed" in again
+    assert line in again
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["--inject-bug", "non-idempotent", "--inject-bug", "forgets-state"],
+        ["--fsync", "--time-scale", "0.25"],
+        ["--driver-cmd", "my-driver --node {node}", "--driver-name", "gpu.example.com"],
+        ["--driver-cmd", "d", "--capability", "health", "--capability", "cdi,metrics", "--fsync"],
+    ],
+)
+def test_reproduce_command_carries_every_option_that_changes_the_outcome(tmp_path: Path, argv) -> None:
+    from drasim.cli import build_parser
+    from drasim.commands.run import run_options
+    from drasim.runner.run import reproduce_command
+    from drasim.scenario import load_text
+
+    (scenario,) = load_text(PASSING, str(tmp_path / "pass.yaml"))
+    parser = build_parser()
+    options = run_options(parser.parse_args(["run", "x.yaml", "--keep-workspace", "-j", "3", *argv]))
+    words = shlex.split(reproduce_command(scenario, options))
+    again = run_options(parser.parse_args(words[1:]))
+    assert dataclasses.replace(again, keep_workspace=True) == options
+    assert words[2:5] == [str(tmp_path / "pass.yaml"), "-k", "round-trip"]
