@@ -12,6 +12,7 @@ docs/pytest-plugin.md shows the whole surface with examples.
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from pathlib import Path
 
 import pytest
@@ -126,6 +127,15 @@ def missing_capability_reason(item: pytest.Item, settings: Settings) -> str:
     if isinstance(item, ScenarioItem):
         item.record(ScenarioResult.of(item.scenario, "skipped", skip_reason=reason))
     return reason
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Hook: a scenario item's report carries its result for the report directory."""
+    report = yield
+    if isinstance(item, ScenarioItem):
+        item.attach_result(report)
+    return report
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -273,3 +273,22 @@ def test_reproduce_command_carries_every_option_that_changes_the_outcome(tmp_pat
     again = run_options(parser.parse_args(words[1:]))
     assert dataclasses.replace(again, keep_workspace=True) == options
     assert words[2:5] == [str(tmp_path / "pass.yaml"), "-k", "round-trip"]
+
+
+def test_junit_classname_of_library_scenarios_is_the_same_wherever_drasim_is_installed(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
+    from drasim.scenario import builtin_scenario_dir
+
+    source = builtin_scenario_dir() / "conformance" / "prepare-unprepare-round-trip.yaml"
+    classnames = []
+    for install in ("machine-a/usr/local", "machine-b/opt/venv"):
+        library = tmp_path / install / "share" / "drasim" / "scenarios"
+        (library / "conformance").mkdir(parents=True)
+        (library / "conformance" / source.name).write_text(source.read_text())
+        monkeypatch.setenv("DRASIM_SCENARIOS", str(library))
+        junit = tmp_path / f"{install.split('/')[0]}.xml"
+        assert main(["run", "-k", "round-trip", "--junit", str(junit)]) == 0
+        classnames += [c.get("classname") for c in ET.parse(junit).getroot().iter("testcase")]
+    capsys.readouterr()
+    assert classnames == ["scenarios.conformance", "scenarios.conformance"]
