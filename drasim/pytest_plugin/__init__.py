@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from drasim.conformance import FAKE_PLUGIN, skip_reason
+from drasim.grpc_logging import quiet_grpc_logs
 from drasim.pytest_plugin.collect import ScenarioFile, ScenarioItem, matches
 from drasim.pytest_plugin.fixtures import (
     drasim_api_server,
@@ -33,6 +34,8 @@ from drasim.pytest_plugin.fixtures import (
 from drasim.pytest_plugin.options import SETTINGS_KEY, Settings, add_options, resolve, settings_of
 from drasim.pytest_plugin.reports import COLLECTOR_KEY, ResultCollector
 from drasim.report.model import ScenarioResult
+
+quiet_grpc_logs()  # pytest loads this plugin before any test module imports grpc
 
 __all__ = [
     "drasim_api_server",
