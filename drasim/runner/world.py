@@ -126,6 +126,7 @@ class World:
     """Notified whenever a health report arrived (guards ``health``)."""
     scheduling: threading.Lock = field(default_factory=threading.Lock, init=False)
     """Held while a pod is scheduled (claims allocated and reserved), as the scheduler is serial."""
+    _driver_clients: dict[str, MemoryCluster] = field(default_factory=dict, init=False)
     _http: Any = field(default=None, init=False)
     _shut_down: bool = field(default=False, init=False)
     _uids: Iterator[int] = field(default_factory=itertools.count, init=False)
@@ -213,7 +214,7 @@ class World:
                 spec=fake,
                 workspace=self.workspace,
                 node_name=self.node,
-                claim_source=self.driver_api.get_resource_claim,
+                claim_source=self.driver_client(fake.name).get_resource_claim,
                 recorder=self.journal,
                 publisher=self._publisher(fake.name),
                 time_scale=self.time_scale,
@@ -253,17 +254,29 @@ class World:
             self._kubeconfig = self._http.write_kubeconfig(self.workspace.root / "kubeconfig")
         return self._kubeconfig
 
+    def driver_client(self, driver: str) -> MemoryCluster:
+        """The API client of in-process fake ``driver``: calls are journaled under its name.
+
+        Faults aimed at ``client: driver`` hit it all the same (every client name other than
+        kubelet and runner is a driver), and the report draws its calls on its own lifeline.
+        """
+        if driver in ("kubelet", "runner", "driver"):
+            return self.driver_api
+        client = self._driver_clients.get(driver)
+        if client is None:
+            client = self._driver_clients[driver] = MemoryCluster(self.store, client=driver)
+        return client
+
     def _publisher(self, driver: str) -> Callable[[list[dict[str, Any]]], None]:
         """Make the API server hold exactly ``slices`` for (driver, this node), like a slice controller."""
+        api = self.driver_client(driver)
 
         def publish(slices: list[dict[str, Any]]) -> None:
             selector = f"spec.driver={driver},spec.nodeName={self.node}"
             with contextlib.suppress(ApiError):
-                self.driver_api.delete_collection(
-                    "resource.k8s.io/v1", "ResourceSlice", field_selector=selector
-                )
+                api.delete_collection("resource.k8s.io/v1", "ResourceSlice", field_selector=selector)
             for item in slices:
-                self.driver_api.create(item)
+                api.create(item)
 
         return publish
 

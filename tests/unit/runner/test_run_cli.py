@@ -292,3 +292,20 @@ def test_junit_classname_of_library_scenarios_is_the_same_wherever_drasim_is_ins
         classnames += [c.get("classname") for c in ET.parse(junit).getroot().iter("testcase")]
     capsys.readouterr()
     assert classnames == ["scenarios.conformance", "scenarios.conformance"]
+
+
+def test_each_fake_driver_calls_the_api_server_under_its_own_name(tmp_path: Path, capsys) -> None:
+    """Two fake drivers: the report draws each one's slice publishing on its own lifeline."""
+    from drasim.scenario import builtin_scenario_dir
+
+    scenario = builtin_scenario_dir() / "kubelet" / "faults" / "multi-driver-partial-failure.yaml"
+    js, html = tmp_path / "r.json", tmp_path / "r.html"
+    assert main(["run", str(scenario), "--json", str(js), "--html", str(html)]) == 0
+    capsys.readouterr()
+    [result] = json.loads(js.read_text())["results"]
+    publishers = {
+        e["client"] for e in result["journal"] if e["kind"] == "api" and e["resource"] == "resourceslices"
+    } - {"kubelet", "runner"}
+    assert publishers == {"gpu.example.com", "nic.example.com"}
+    heads = re.findall(r'<span class="head"[^>]*>([^<]*)</span>', html.read_text())
+    assert heads == ["runner", "kubelet", "gpu.example.com", "nic.example.com", "API server"]
