@@ -371,7 +371,11 @@ class World:
             host.sync(timeout=1.0)
             return bool(outcomes())
 
-        handle.process.wait_until(attempted, timeout=timeout, what=f"driver {driver} to register")
+        try:
+            handle.process.wait_until(attempted, timeout=timeout, what=f"driver {driver} to register")
+        except DriverProcessError:
+            self._journal_exit(handle)
+            raise
         outcome = outcomes()[-1]
         if outcome.get("outcome") != "registered":
             return
@@ -400,6 +404,21 @@ class World:
                 driver=driver,
                 message=f"no ResourceSlice of this driver and node appeared within {SLICE_TIMEOUT:g}s",
             )
+
+    def _journal_exit(self, handle: ProcessDriverHandle) -> None:
+        """Record that a driver process ended on its own (``plugin-process`` ``exited``), if it did."""
+        code = handle.process.returncode()
+        if code is None:
+            return
+        process = handle.process
+        self.journal.record(
+            "plugin-process",
+            action="exited",
+            driver=handle.name,
+            pid=process.pid,
+            returncode=code,
+            stderr_tail=process.tail(process.stderr_path),
+        )
 
     def settle_registrations(self) -> None:
         """Rescan the registry until a pass changes no registration (at most a few passes).

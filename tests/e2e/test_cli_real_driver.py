@@ -135,3 +135,5 @@ def test_driver_already_dead_at_kubelet_start_is_reported_with_status_and_output
     assert result["stdout"] == "starting up\n"
     assert result["stderr"] == "no GPU found\n"
     assert result["failure"]["stepIndex"] is None  # no step ran
+    exited = [e for e in _process_events(result) if e["action"] == "exited"]
+    assert [(e["returncode"], e["stderr_tail"]) for e in exited] == [(1, "no GPU found\n")]
