@@ -397,6 +397,7 @@ class World:
             handle.publishes_slices = True
         except DriverProcessError:
             if not handle.running:
+                self._journal_exit(handle)
                 raise
             self.journal.record(
                 "plugin-process",
