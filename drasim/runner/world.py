@@ -28,6 +28,7 @@ from drasim.journal import Journal
 from drasim.kubelet.manager import Manager
 from drasim.metrics import Metrics
 from drasim.plugins.host import PluginHost
+from drasim.plugins.registration import is_timeout
 from drasim.plugins.timers import ManualScheduler
 from drasim.runner.drivers import DriverHandle, FakeDriverHandle, ProcessDriverHandle
 from drasim.runner.pods import PodRecord
@@ -314,10 +315,17 @@ class World:
             self._wait_process_registration(handle)
             return
         self.settle_registrations()
+        if not host.manager.instances(driver) and self._last_registration_timed_out():
+            # The reconciler retries a dial that ran out of time (see _wait_process_registration).
+            host.wait_registered(driver, timeout=REGISTRATION_TIMEOUT)
         if host.manager.instances(driver):
             # The kubelet connects at once after registering; let that happen before the
             # scenario moves on, so connection-driven work (cancelling a slice wipe) is done.
             host.wait_registered(driver, timeout=CONNECT_TIMEOUT, connected=True)
+
+    def _last_registration_timed_out(self) -> bool:
+        last = self.journal.events("registration")[-1:]
+        return bool(last) and last[0].get("outcome") == "failed" and is_timeout(str(last[0].get("error")))
 
     def _wait_process_registration(self, handle: ProcessDriverHandle) -> None:
         """Wait for a driver process's registration outcome, then (once per start) its slices.
@@ -337,12 +345,19 @@ class World:
 
         def outcomes() -> list[dict[str, Any]]:
             # A deregistration (of the instance this one replaces) is not an attempt; a
-            # failed GetInfo is journaled without a driver name.
+            # failed GetInfo is journaled without a driver name. A dial that timed out is
+            # not an outcome either: the socket is there, the plugin reconciler retries it
+            # with backoff as upstream's does, and on a loaded machine the first dial of a
+            # just-started process can miss the scaled deadline.
             return [
                 dict(e)
                 for e in self.journal.events("registration", since_seq=mark)
                 if (e.get("outcome") == "registered" and e.get("driver") == driver)
-                or (e.get("outcome") == "failed" and e.get("driver") in (driver, None))
+                or (
+                    e.get("outcome") == "failed"
+                    and e.get("driver") in (driver, None)
+                    and not is_timeout(str(e.get("error", "")))
+                )
             ]
 
         def attempted() -> bool:
