@@ -51,6 +51,12 @@ MAX_TIME_SCALE = 10.0
 MAX_START_TIMEOUT = 600.0
 """Real seconds to wait for a driver process to register."""
 
+MAX_TIMER_RUNS = 10_000
+"""Reconcile passes and pod-worker retries the nominal clock may fire in one run. Checked while
+the scenario runs (the number depends on periods, pods and failures): a run that needs more ends
+in an error naming the step. A day of ``advanceClock`` with the default 60 s reconcile period and
+no failing pod takes 1440."""
+
 MAX_COUNT = 1_000_000
 """Counts that only number things (fault ``times``/``after``, the counts expectations compare)."""
 
@@ -60,3 +66,8 @@ MAX_HTTP_STATUS = 599
 MAX_DECODED_VALUES = 200_000
 """YAML values (mappings, lists, scalars) one scenario file may decode to once aliases are
 expanded: a guard against alias bombs, about a hundred times the largest library file."""
+
+DEFAULT_SCENARIO_TIMEOUT = 600.0
+"""Real seconds one scenario may run by default (``drasim run --scenario-timeout``,
+``--drasim-scenario-timeout``): the limit for what validation cannot bound, real waits and
+the work a driver under test does."""
