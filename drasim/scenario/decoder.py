@@ -55,7 +55,10 @@ def number(value: float) -> str:
     if isinstance(value, int):
         if value.bit_length() <= 96:
             return str(value)
-        return f"an integer of about {int(value.bit_length() * math.log10(2)) + 1} digits"
+        try:
+            return f"an integer of {len(str(abs(value)))} digits"
+        except ValueError:  # beyond Python's int-to-text limit
+            return f"an integer of about {int(value.bit_length() * math.log10(2)) + 1} digits"
     if value.is_integer() and abs(value) < 1e15:
         return str(int(value))
     return f"{value:g}"

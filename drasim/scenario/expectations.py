@@ -58,7 +58,10 @@ class ExpectCalls:
     node_unprepare_resources: int | None = field(
         default=None,
         metadata=doc(
-            "Exact number of NodeUnprepareResources calls.", yaml="NodeUnprepareResources", minimum=0
+            "Exact number of NodeUnprepareResources calls.",
+            yaml="NodeUnprepareResources",
+            minimum=0,
+            maximum=MAX_COUNT,
         ),
     )
     get_info: int | None = field(
@@ -68,13 +71,19 @@ class ExpectCalls:
     notify_registration_status: int | None = field(
         default=None,
         metadata=doc(
-            "Exact number of NotifyRegistrationStatus calls.", yaml="NotifyRegistrationStatus", minimum=0
+            "Exact number of NotifyRegistrationStatus calls.",
+            yaml="NotifyRegistrationStatus",
+            minimum=0,
+            maximum=MAX_COUNT,
         ),
     )
     node_watch_resources: int | None = field(
         default=None,
         metadata=doc(
-            "Exact number of NodeWatchResources streams opened.", yaml="NodeWatchResources", minimum=0
+            "Exact number of NodeWatchResources streams opened.",
+            yaml="NodeWatchResources",
+            minimum=0,
+            maximum=MAX_COUNT,
         ),
     )
     calls: list[CallMatch] | None = field(default=None, metadata=doc("The exact sequence of calls."))

@@ -63,9 +63,10 @@ MAX_COUNT = 1_000_000
 MAX_HTTP_STATUS = 599
 """The largest HTTP status code an API-server fault can answer with."""
 
-MAX_DECODED_VALUES = 200_000
+MAX_DECODED_VALUES = 100_000
 """YAML values (mappings, lists, scalars) one scenario file may decode to once aliases are
-expanded: a guard against alias bombs, about a hundred times the largest library file."""
+expanded (``{file: ...}`` manifests included): a guard against alias bombs, a thousand times
+the largest file of the built-in library."""
 
 DEFAULT_SCENARIO_TIMEOUT = 600.0
 """Real seconds one scenario may run by default (``drasim run --scenario-timeout``,

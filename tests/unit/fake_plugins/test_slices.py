@@ -46,5 +46,6 @@ def test_an_incomplete_split_pool_is_seen_as_incomplete() -> None:
 
 @pytest.mark.parametrize("devices", [-1, MAX_NODE_DEVICES + 1])
 def test_the_device_count_is_bounded(devices: int) -> None:
-    with pytest.raises(ConfigError, match=rf"driver\.devices: must be 0 to {MAX_NODE_DEVICES}, got {devices}"):
+    expected = rf"driver\.devices: must be 0 to {MAX_NODE_DEVICES}, got {devices}"
+    with pytest.raises(ConfigError, match=expected):
         FakeDriverConfig.from_dict({"driverName": "gpu.example.com", "devices": devices})
