@@ -12,9 +12,10 @@ from collections.abc import Iterator
 from dataclasses import fields, is_dataclass
 from typing import Any
 
+from drasim.errors import ConfigError
 from drasim.scenario import expectations as ex
 from drasim.scenario import steps as st
-from drasim.scenario.common import ErrorMatch, PluginFault
+from drasim.scenario.common import ApiFault, ErrorMatch, PluginFault
 from drasim.scenario.decoder import Decoder
 from drasim.scenario.limits import MAX_NODE_DEVICES, MAX_STEPS
 from drasim.scenario.registry import Step
@@ -364,10 +365,25 @@ class ScenarioChecker:
                 self.fail(obj, "matches", f"invalid regular expression {matches!r}: {err}")
 
     def check_values(self, root: object) -> None:
-        """Every ErrorMatch anywhere in the spec."""
+        """Every ErrorMatch and API-server fault anywhere in the spec."""
         for obj in _walk(root):
             if isinstance(obj, ErrorMatch):
                 self.check_match(obj, obj.contains, obj.matches)
+            elif isinstance(obj, ApiFault):
+                self.check_api_fault(obj)
+
+    def check_api_fault(self, fault: ApiFault) -> None:
+        """The rule does something, and the fake API server accepts it (code, resource, verb)."""
+        if not (fault.code or fault.delay or fault.drop_watches):
+            self.fail(fault, None, "the fault does nothing: give code, delay or dropWatches")
+            return
+        from drasim.apiserver.faults import ApiFault as StoreFault
+        from drasim.runner.faults import api_fault_spec
+
+        try:
+            StoreFault.from_dict(api_fault_spec(fault, 1.0))
+        except ConfigError as err:
+            self.fail(fault, None, str(err))
 
 
 def _walk(value: object) -> Iterator[object]:

@@ -243,3 +243,19 @@ def test_an_alias_bomb_of_typed_steps_stops_at_the_size_budget(
 
 def test_the_size_budget_is_far_above_the_library() -> None:
     assert decoder.MAX_NODES == limits.MAX_DECODED_VALUES == 100_000
+
+
+@pytest.mark.parametrize(
+    ("rule", "expected"),
+    [
+        ("{}", "the fault does nothing: give code, delay or dropWatches"),
+        ("{verb: get, dropWatches: true}", "fault dropWatch: only applies to verb 'watch', not 'get'"),
+        ("{code: 418}", "fault code: 418 is not supported; valid codes: [400, 401, 403, 404,"),
+        ("{resource: widgets, code: 500}", "fault resource: 'widgets' is not served; valid resources: pods,"),
+    ],
+)
+def test_api_server_faults_the_run_would_refuse_are_refused_when_loading(
+    steps_problems: Callable[[str], list[str]], rule: str, expected: str
+) -> None:
+    (problem,) = steps_problems(f"- fault: {{apiServer: {rule}}}\n")
+    assert problem.startswith(f"s.yaml:12:26: spec.steps[0].fault.apiServer: {expected}")
