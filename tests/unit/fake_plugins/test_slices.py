@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from drasim.allocator.inventory import gather_candidates
-from drasim.errors import ConfigError
+from drasim.apiserver import MemoryCluster, store
+from drasim.errors import ApiError, ConfigError
 from drasim.scenario.limits import MAX_NODE_DEVICES, RESOURCE_SLICE_MAX_DEVICES
 from fake_plugins.config import FakeDriverConfig
 from fake_plugins.slices import build_slices
@@ -49,3 +52,32 @@ def test_the_device_count_is_bounded(devices: int) -> None:
     expected = rf"driver\.devices: must be 0 to {MAX_NODE_DEVICES}, got {devices}"
     with pytest.raises(ConfigError, match=expected):
         FakeDriverConfig.from_dict({"driverName": "gpu.example.com", "devices": devices})
+
+
+def _slice(devices: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": "s"},
+        "spec": {
+            "driver": "gpu.example.com",
+            "nodeName": "n1",
+            "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
+            "devices": [{"name": f"gpu-{i}"} for i in range(devices)],
+        },
+    }
+
+
+def test_the_api_server_refuses_a_slice_of_more_than_128_devices_like_upstream() -> None:
+    assert store.RESOURCE_SLICE_MAX_DEVICES == RESOURCE_SLICE_MAX_DEVICES
+    api = MemoryCluster()
+    created = api.create(_slice(128))
+    with pytest.raises(ApiError) as info:
+        api.create({**_slice(129), "metadata": {"name": "t"}})
+    assert info.value.code == 422
+    assert str(info.value) == (
+        'ResourceSlice "t" is invalid: spec.devices: Too many: 129: must have at most 128 items'
+    )
+    created["spec"]["devices"].append({"name": "gpu-128"})
+    with pytest.raises(ApiError, match=r"spec\.devices: Too many: 129"):
+        api.update(created)
