@@ -106,12 +106,14 @@ def run(args: argparse.Namespace) -> int:
     from drasim.runner.run import run_scenarios
     from drasim.runner.world import RunOptions
     from drasim.scenario import builtin_scenario_dir, load_paths
-    from drasim.scenario.limits import DEFAULT_SCENARIO_TIMEOUT
+    from drasim.scenario.limits import DEFAULT_SCENARIO_TIMEOUT, MAX_TIME_SCALE
 
     if args.jobs < 1:
         raise ConfigError(f"-j/--jobs must be at least 1, got {args.jobs}")
-    if args.time_scale is not None and args.time_scale <= 0:
-        raise ConfigError(f"--time-scale must be positive, got {args.time_scale}")
+    if args.time_scale is not None and not 0 < args.time_scale <= MAX_TIME_SCALE:
+        raise ConfigError(
+            f"--time-scale must be positive and at most {MAX_TIME_SCALE:g}, got {args.time_scale}"
+        )
     timeout = DEFAULT_SCENARIO_TIMEOUT if args.scenario_timeout is None else args.scenario_timeout
     if not math.isfinite(timeout) or timeout < 0:
         raise ConfigError(f"--scenario-timeout must be a number of seconds (0 = no limit), got {timeout}")

@@ -17,7 +17,7 @@ from drasim.conformance import FAKE_PLUGIN, KNOWN_CAPABILITIES, SUITES, check_ca
 from drasim.errors import ConfigError
 from drasim.pytest_plugin.profile import NAMED_PROFILES, ProfileOverride, load_profile
 from drasim.runner.process import PLACEHOLDERS, render_command
-from drasim.scenario.limits import DEFAULT_SCENARIO_TIMEOUT
+from drasim.scenario.limits import DEFAULT_SCENARIO_TIMEOUT, MAX_TIME_SCALE
 
 if TYPE_CHECKING:
     from drasim.runner.world import RunOptions
@@ -268,6 +268,8 @@ def _time_scale(value: str) -> float:
         raise pytest.UsageError(f"--drasim-time-scale: expected a number, got {value!r}") from None
     if not math.isfinite(scale) or scale <= 0:
         raise pytest.UsageError(f"--drasim-time-scale must be a positive number, got {value!r}")
+    if scale > MAX_TIME_SCALE:
+        raise pytest.UsageError(f"--drasim-time-scale must be at most {MAX_TIME_SCALE:g}, got {value!r}")
     return scale
 
 

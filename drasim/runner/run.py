@@ -27,6 +27,7 @@ from drasim.runner.actions import run_action
 from drasim.runner.context import StepContext, StepFailure
 from drasim.runner.drivers import ProcessDriverHandle
 from drasim.runner.world import RunOptions, SimulatedCrash, World
+from drasim.scenario.limits import DEFAULT_SCENARIO_TIMEOUT
 from drasim.scenario.registry import Step
 from drasim.scenario.schema import Scenario
 from drasim.scenario.typeinfo import camel
@@ -97,6 +98,8 @@ def reproduce_command(scenario: Scenario, options: RunOptions) -> str:
         words += ["--driver-cmd", options.driver_cmd]
     if options.time_scale is not None:
         words += ["--time-scale", str(options.time_scale)]
+    if options.scenario_timeout != DEFAULT_SCENARIO_TIMEOUT:
+        words += ["--scenario-timeout", f"{options.scenario_timeout or 0:g}"]
     return shlex.join(words)
 
 

@@ -13,6 +13,7 @@ import pytest
     [
         (["--drasim-time-scale", "0"], "--drasim-time-scale must be a positive number, got '0'"),
         (["--drasim-time-scale", "fast"], "--drasim-time-scale: expected a number, got 'fast'"),
+        (["--drasim-time-scale", "11"], "--drasim-time-scale must be at most 10, got '11'"),
         (
             ["--drasim-suite", "nope"],
             "--drasim-suite: unknown suite 'nope'; valid suites: conformance, kubelet, all",

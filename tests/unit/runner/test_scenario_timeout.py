@@ -90,6 +90,7 @@ def test_a_hung_step_fails_at_its_step_and_the_next_scenario_runs(workspaces: li
     )
     assert hung.failure.step_index == 2
     assert hung.failure.step_text == "startPod {name: a, claims: [gpu]}  (s.yaml:11:7)"
+    assert hung.failure.reproduce == "drasim run s.yaml -k hangs --scenario-timeout 1"
     assert 1.0 <= hung.duration < 1.0 + ABORT_GRACE
     assert passed.status == "passed", passed.failure
     assert elapsed < 1.0 + ABORT_GRACE + 5
@@ -142,6 +143,11 @@ def test_drasim_run_reports_the_timeout_and_goes_on(
 def test_drasim_run_refuses_a_bad_limit(value: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", "--scenario-timeout", value]) == 2
     assert "--scenario-timeout must be a number of seconds (0 = no limit)" in capsys.readouterr().err
+
+
+def test_drasim_run_bounds_the_time_scale_like_scenarios_do(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--time-scale", "11"]) == 2
+    assert "--time-scale must be positive and at most 10, got 11.0" in capsys.readouterr().err
 
 
 def test_the_clock_refuses_unbounded_timer_work(monkeypatch: pytest.MonkeyPatch) -> None:
