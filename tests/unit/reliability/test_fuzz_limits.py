@@ -238,7 +238,9 @@ def test_numbers_are_refused_or_the_run_is_bounded(
     values, bad = example
     path = tmp_path / "fuzz.yaml"
     path.write_text(yaml.safe_dump(scenario(values), sort_keys=False), encoding="utf-8")
+    started = time.monotonic()
     code, output = _validate(path)
+    assert time.monotonic() - started < SLACK, "drasim validate took too long"
     assert "Traceback" not in output
     if bad is not None:
         assert code == 2, f"{bad.name}={values[bad.name]!r} was accepted"
