@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import textwrap
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ import pytest
 
 from drasim.cli import main
 from drasim.runner import podworker
+from drasim.runner import run as run_module
 from drasim.runner import world as world_module
 from drasim.runner.run import ABORT_GRACE, run_scenario, run_scenarios
 from drasim.runner.workspace import Workspace, create_workspace
@@ -177,3 +179,26 @@ def test_the_clock_refuses_unbounded_timer_work(monkeypatch: pytest.MonkeyPatch)
         "advance the clock less or use longer timer periods"
     )
     assert result.failure.step_index == 2
+
+
+def test_a_step_that_ignores_the_abort_is_left_behind_and_said_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    release = threading.Event()
+
+    def stubborn(*args: Any) -> None:
+        release.wait(30)  # ignores the node being stopped
+
+    monkeypatch.setattr(run_module, "ABORT_GRACE", 0.2)
+    monkeypatch.setattr(run_module, "run_action", stubborn)
+    (scenario,) = load_text(PASSES, "s.yaml")
+    try:
+        started = time.monotonic()
+        result = run_scenario(scenario, RunOptions(scenario_timeout=0.5))
+        assert time.monotonic() - started < 5
+    finally:
+        release.set()
+    assert result.status == "failed"
+    assert result.failure is not None
+    assert result.failure.message.endswith(
+        "it was stopped during step 1 (startPod) "
+        "(that step still had not returned 0.2s after the node was stopped)"
+    )
