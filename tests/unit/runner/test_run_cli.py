@@ -258,6 +258,8 @@ def test_printed_reproduce_command_fails_again(tmp_path: Path, capsys) -> None:
         ["--fsync", "--time-scale", "0.25"],
         ["--driver-cmd", "my-driver --node {node}", "--driver-name", "gpu.example.com"],
         ["--driver-cmd", "d", "--capability", "health", "--capability", "cdi,metrics", "--fsync"],
+        ["--scenario-timeout", "30"],
+        ["--scenario-timeout", "0", "--time-scale", "1"],
     ],
 )
 def test_reproduce_command_carries_every_option_that_changes_the_outcome(tmp_path: Path, argv) -> None:
