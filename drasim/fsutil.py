@@ -33,13 +33,15 @@ def atomic_write_bytes(
     The temporary file is ``<temp_prefix><random>`` next to the target (default prefix
     ``.<name>.``).
     """
-    target = Path(path)
-    directory = os.fspath(target.parent)
-    prefix = f".{target.name}." if temp_prefix is None else temp_prefix
+    # Plain strings, not pathlib: this runs several times per prepare/unprepare cycle.
+    target = os.fspath(path)
+    directory, name = os.path.split(target)
+    directory = directory or os.curdir
+    prefix = f".{name}." if temp_prefix is None else temp_prefix
     try:
         fd, tmp = create_temp_file(directory, prefix)
     except FileNotFoundError:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(directory, exist_ok=True)
         fd, tmp = create_temp_file(directory, prefix)
     try:
         try:
@@ -56,8 +58,8 @@ def atomic_write_bytes(
             os.unlink(tmp)
         raise
     if durable and sync:
-        fsync_directory(target.parent)
-    return target
+        fsync_directory(directory)
+    return Path(target)
 
 
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
@@ -79,7 +81,7 @@ def create_temp_file(directory: str, prefix: str) -> tuple[int, str]:
     raise FileExistsError(errno.EEXIST, "no free temporary file name", directory)
 
 
-def fsync_directory(directory: Path) -> None:
+def fsync_directory(directory: str | os.PathLike[str]) -> None:
     """Make renames and removals in ``directory`` durable (ignored where directories cannot be opened)."""
     with contextlib.suppress(OSError):
         fd = os.open(directory, os.O_RDONLY)

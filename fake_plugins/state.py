@@ -142,10 +142,10 @@ class PreparedClaims(dict[str, PreparedClaim]):
         return sorted(self._holders.get((pool, device, share_id), ()), key=self._order.__getitem__)
 
 
-def _member_text(uid: str, claim: PreparedClaim) -> str:
+def _member_text(uid: str, claim: PreparedClaim) -> bytes:
     """One ``preparedClaims`` member exactly as ``json.dumps(doc, indent=2, sort_keys=True)`` writes it."""
     body = json.dumps(_claim_json(claim), indent=2, sort_keys=True).replace("\n", "\n    ")
-    return f"    {json.dumps(uid)}: {body}"
+    return f"    {json.dumps(uid)}: {body}".encode()
 
 
 def _claim_json(claim: PreparedClaim) -> dict[str, Any]:
@@ -169,8 +169,8 @@ class DriverState:
         self.path = path
         self.sync = sync
         self.claims: PreparedClaims = PreparedClaims()
-        self._texts: dict[str, str] = {}  # UID -> member text, for the UIDs in _sorted
-        self._sorted: list[str] = []
+        self._sorted: list[str] = []  # the UIDs written, sorted
+        self._texts: list[bytes] = []  # their member texts (ASCII), in the same order
 
     @classmethod
     def load(cls, driver: str, path: Path | None, *, sync: bool = True) -> DriverState:
@@ -205,24 +205,24 @@ class DriverState:
     def encode(self) -> bytes:
         """The file content: what ``write_json_atomic`` writes for :meth:`to_json`, byte for byte."""
         claims = self.claims
+        uids, texts = self._sorted, self._texts
         for uid in claims.take_changed():
             claim = claims.get(uid)
-            known = uid in self._texts
+            position = bisect.bisect_left(uids, uid)
+            known = position < len(uids) and uids[position] == uid
             if claim is None:
                 if known:
-                    del self._texts[uid]
-                    del self._sorted[bisect.bisect_left(self._sorted, uid)]
-                continue
-            if not known:
-                bisect.insort(self._sorted, uid)
-            self._texts[uid] = _member_text(uid, claim)
+                    del uids[position], texts[position]
+            elif known:
+                texts[position] = _member_text(uid, claim)
+            else:
+                uids.insert(position, uid)
+                texts.insert(position, _member_text(uid, claim))
         head = json.dumps(self._head(), indent=2, sort_keys=True)
         assert head.endswith("{}\n}")
-        if not self._sorted:
+        if not uids:
             return head.encode() + b"\n"
-        texts = self._texts
-        members = ",\n".join([texts[uid] for uid in self._sorted])
-        return f"{head[:-4]}{{\n{members}\n  }}\n}}\n".encode()
+        return b"".join((head[:-4].encode(), b"{\n", b",\n".join(texts), b"\n  }\n}\n"))
 
     def _head(self) -> dict[str, Any]:
         return {"apiVersion": API_VERSION, "kind": KIND, "driver": self.driver, "preparedClaims": {}}

@@ -75,6 +75,16 @@ class FileCheckpointStore:
         self._memo: IncrementalEncoder | None = None
         self._memo_owner: object | None = None
 
+    @property
+    def path(self) -> Path:
+        """The checkpoint file."""
+        return self._path
+
+    @path.setter
+    def path(self, value: str | os.PathLike[str]) -> None:
+        self._path = Path(value)
+        self._path_text = os.fspath(self._path)  # for every write, without pathlib's per-call cost
+
     def load(self, *, verify: bool = True) -> DecodedCheckpoint:
         """Read and decode the file (either format) for inspection.
 
@@ -169,14 +179,14 @@ class FileCheckpointStore:
     def _write_blob(self, blob: bytes, shown: list[dict[str, Any]] | int) -> None:
         """Replace the file with ``blob``; journal the entries ``shown`` (or their number)."""
         try:
-            _atomic_write(self.path, blob, sync=self.fsync)
+            _atomic_write(self._path_text, blob, sync=self.fsync)
         except OSError as err:
             raise CheckpointError(f"{self.path}: cannot write checkpoint: {err.strerror or err}") from None
         if not isinstance(self._recorder, NullRecorder):
-            self._recorder.record("checkpoint", path=str(self.path), entries=shown, size=len(blob))
+            self._recorder.record("checkpoint", path=self._path_text, entries=shown, size=len(blob))
 
 
-def _atomic_write(path: Path, blob: bytes, *, sync: bool = True) -> None:
+def _atomic_write(path: str, blob: bytes, *, sync: bool = True) -> None:
     """Write ``blob`` to ``path`` via ``.<random>`` in the same directory, fsync, rename, fsync dir.
 
     ``sync=False`` leaves out both fsyncs.

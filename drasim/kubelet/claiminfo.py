@@ -11,8 +11,8 @@ which is refreshed here whenever a write lock is released.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -208,25 +208,19 @@ class ClaimInfoCache:
         self._claims_of_pod: dict[str, set[str]] = {}  # pod UID -> keys
         self._in_use_of: dict[str, tuple[str, ...]] = {}  # key of a prepared claim -> its drivers
         self._in_use: dict[str, int] = {}  # driver -> prepared claims
+        self._published: list[tuple[str, int]] | None = None  # the gauge samples last set
         for entry in entries:
             self.add(new_claim_info_from_state(entry))
         metrics.describe(CLAIMS_IN_USE, kind="gauge", help_text=_CLAIMS_IN_USE_HELP)
         self._publish_claims_in_use()
 
-    @contextmanager
-    def write_locked(self) -> Iterator[None]:
+    def write_locked(self) -> AbstractContextManager[None]:
         """Mirrors ``withLock``; the claims-in-use gauge is refreshed on the way out."""
-        with self.lock.write():
-            try:
-                yield
-            finally:
-                self._publish_claims_in_use()
+        return _WriteLocked(self)
 
-    @contextmanager
-    def read_locked(self) -> Iterator[None]:
+    def read_locked(self) -> AbstractContextManager[None]:
         """Mirrors ``withRLock``."""
-        with self.lock.read():
-            yield
+        return _ReadLocked(self.lock)
 
     def _touch(self, key: str) -> None:
         with self._touch_lock:
@@ -346,9 +340,43 @@ class ClaimInfoCache:
         return counts
 
     def _publish_claims_in_use(self) -> None:
-        counts = self.claims_in_use()
-        samples = [({"driver_name": driver}, float(count)) for driver, count in sorted(counts.items())]
+        counts = sorted(self.claims_in_use().items())
+        if counts == self._published:
+            return  # the family already holds exactly these samples (only this cache sets it)
+        samples = [({"driver_name": driver}, float(count)) for driver, count in counts]
         self._metrics.set_gauge_family(CLAIMS_IN_USE, samples)
+        self._published = counts
+
+
+class _WriteLocked:
+    """``with cache.write_locked():`` without a generator per use (it runs several times per call)."""
+
+    __slots__ = ("_cache",)
+
+    def __init__(self, cache: ClaimInfoCache) -> None:
+        self._cache = cache
+
+    def __enter__(self) -> None:
+        self._cache.lock.acquire_write()
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self._cache._publish_claims_in_use()
+        finally:
+            self._cache.lock.release_write()
+
+
+class _ReadLocked:
+    __slots__ = ("_lock",)
+
+    def __init__(self, lock: RWLock) -> None:
+        self._lock = lock
+
+    def __enter__(self) -> None:
+        self._lock.acquire_read()
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release_read()
 
 
 def claims_in_use_delta(before: Mapping[str, int], after: Mapping[str, int]) -> list[str]:
