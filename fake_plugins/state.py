@@ -77,8 +77,7 @@ class PreparedClaims(dict[str, PreparedClaim]):
         old = dict.get(self, uid)
         if old is None:
             return
-        for d in old.devices:
-            key = (d.pool_name, d.device_name, d.share_id)
+        for key in {(d.pool_name, d.device_name, d.share_id) for d in old.devices}:
             holders = self._holders[key]
             holders.discard(uid)
             if not holders:
