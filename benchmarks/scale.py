@@ -153,33 +153,28 @@ def run_pods(count: int, state_dir: str | None, *, trace: bool, fsync: bool) -> 
 TARGETS_S = {1000: 5.0, 10000: 60.0}
 
 
-def bench_pods(sizes: list[int], state_dir: str | None, *, memory: bool, fsync: bool) -> None:
+def bench_pods(
+    sizes: list[int], state_dir: str | None, *, memory: bool, fsync: bool, repeat: int = 1
+) -> None:
     for count in sizes:
-        timed = run_pods(count, state_dir, trace=False, fsync=fsync)
-        prepare, unprepare = timed["prepare"], timed["unprepare"]
-        total = prepare.wall_s + unprepare.wall_s
-        target = TARGETS_S.get(count)
-        result(
-            "pods",
-            pods=count,
-            prepare_all_s=prepare.wall_s,
-            prepare_per_pod_ms=prepare.wall_s / count * 1e3,
-            unprepare_all_s=unprepare.wall_s,
-            unprepare_per_pod_ms=unprepare.wall_s / count * 1e3,
-            total_s=total,
-            cpu_s=prepare.cpu_s + unprepare.cpu_s,
-            target=f"<{target:g}s" if target else "-",
-            met=("yes" if total < target else "no") if target else "-",
-            checkpoint_bytes_full=int(timed["checkpoint_bytes"]),
-            driver_state_bytes_full=int(timed["driver_state_bytes"]),
-        )
-        if prepare.rss_peak_kib >= 0:
+        totals: list[tuple[float, float]] = []
+        for _ in range(max(repeat, 1)):
+            timed = _report_pods(count, state_dir, fsync=fsync)
+            totals.append(timed)
+        if repeat > 1:
+            walls, cpus = [t[0] for t in totals], [t[1] for t in totals]
+            target = TARGETS_S.get(count)
+            wall = statistics.median(walls)
             result(
-                "pods_rss",
+                "pods_median",
                 pods=count,
-                prepare_peak_rss_kib=prepare.rss_peak_kib,
-                prepare_peak_rss_per_pod_kib=prepare.rss_peak_kib / count,
-                unprepare_peak_rss_kib=unprepare.rss_peak_kib,
+                runs=len(walls),
+                total_s=wall,
+                cpu_s=statistics.median(cpus),
+                min_total_s=min(walls),
+                max_total_s=max(walls),
+                target=f"<{target:g}s" if target else "-",
+                met=("yes" if wall < target else "no") if target else "-",
             )
         if memory:
             traced = run_pods(count, state_dir, trace=True, fsync=fsync)
@@ -191,6 +186,37 @@ def bench_pods(sizes: list[int], state_dir: str | None, *, memory: bool, fsync: 
                 unprepare_peak_kib=traced["unprepare"].traced_peak / 1024,
                 traced_prepare_all_s=traced["prepare"].wall_s,
             )
+
+
+def _report_pods(count: int, state_dir: str | None, *, fsync: bool) -> tuple[float, float]:
+    """One timed run of ``count`` pods: print its lines, return (total wall s, total CPU s)."""
+    timed = run_pods(count, state_dir, trace=False, fsync=fsync)
+    prepare, unprepare = timed["prepare"], timed["unprepare"]
+    total = prepare.wall_s + unprepare.wall_s
+    target = TARGETS_S.get(count)
+    result(
+        "pods",
+        pods=count,
+        prepare_all_s=prepare.wall_s,
+        prepare_per_pod_ms=prepare.wall_s / count * 1e3,
+        unprepare_all_s=unprepare.wall_s,
+        unprepare_per_pod_ms=unprepare.wall_s / count * 1e3,
+        total_s=total,
+        cpu_s=prepare.cpu_s + unprepare.cpu_s,
+        target=f"<{target:g}s" if target else "-",
+        met=("yes" if total < target else "no") if target else "-",
+        checkpoint_bytes_full=int(timed["checkpoint_bytes"]),
+        driver_state_bytes_full=int(timed["driver_state_bytes"]),
+    )
+    if prepare.rss_peak_kib >= 0:
+        result(
+            "pods_rss",
+            pods=count,
+            prepare_peak_rss_kib=prepare.rss_peak_kib,
+            prepare_peak_rss_per_pod_kib=prepare.rss_peak_kib / count,
+            unprepare_peak_rss_kib=unprepare.rss_peak_kib,
+        )
+    return total, prepare.cpu_s + unprepare.cpu_s
 
 
 def entries(count: int) -> list[ClaimInfoState]:
@@ -295,13 +321,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fsync", action="store_true", help="fsync every file write, as a real node")
     parser.add_argument("--only", choices=["pods", "checkpoint"], default=None, help="run one part")
     parser.add_argument("--no-memory", action="store_true", help="skip the tracemalloc pass (it is slow)")
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="timed runs per pod count; with 2 or more, a pods_median line"
+    )
     parser.add_argument("--quick", action="store_true", help="tiny sizes, for the smoke test")
     args = parser.parse_args(argv)
     if args.quick:
         args.pods, args.entries, args.writes = "1,3", "0,1,10", 3
     print(f"# scale: {machine()}; state_dir={args.state_dir} fsync={args.fsync}")
     if args.only in (None, "pods"):
-        bench_pods(_sizes(args.pods), args.state_dir, memory=not args.no_memory, fsync=args.fsync)
+        bench_pods(
+            _sizes(args.pods), args.state_dir, memory=not args.no_memory, fsync=args.fsync, repeat=args.repeat
+        )
     if args.only in (None, "checkpoint"):
         bench_checkpoint(_sizes(args.entries), args.writes, args.state_dir, fsync=args.fsync)
     return 0
