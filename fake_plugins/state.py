@@ -22,6 +22,7 @@ from typing import Any
 from drasim.errors import CheckpointError
 from drasim.fsutil import atomic_write_bytes
 from drasim.values import Device
+from fake_plugins.files import dumps_indented
 
 API_VERSION = "fake-plugins.drasim.dev/v1"
 KIND = "FakeDriverCheckpoint"
@@ -143,7 +144,7 @@ class PreparedClaims(dict[str, PreparedClaim]):
 
 def _member_text(uid: str, claim: PreparedClaim) -> bytes:
     """One ``preparedClaims`` member exactly as ``json.dumps(doc, indent=2, sort_keys=True)`` writes it."""
-    body = json.dumps(_claim_json(claim), indent=2, sort_keys=True).replace("\n", "\n    ")
+    body = dumps_indented(_claim_json(claim)).replace("\n", "\n    ")
     return f"    {json.dumps(uid)}: {body}".encode()
 
 
@@ -170,6 +171,7 @@ class DriverState:
         self.claims: PreparedClaims = PreparedClaims()
         self._sorted: list[str] = []  # the UIDs written, sorted
         self._texts: list[bytes] = []  # their member texts (ASCII), in the same order
+        self._head_text: tuple[str, bytes] | None = None  # (driver, the file with no claims)
 
     @classmethod
     def load(cls, driver: str, path: Path | None, *, sync: bool = True) -> DriverState:
@@ -217,11 +219,14 @@ class DriverState:
             else:
                 uids.insert(position, uid)
                 texts.insert(position, _member_text(uid, claim))
-        head = json.dumps(self._head(), indent=2, sort_keys=True)
-        assert head.endswith("{}\n}")
+        if self._head_text is None or self._head_text[0] != self.driver:
+            head = dumps_indented(self._head())
+            assert head.endswith("{}\n}")
+            self._head_text = (self.driver, head.encode())
+        head_bytes = self._head_text[1]
         if not uids:
-            return head.encode() + b"\n"
-        return b"".join((head[:-4].encode(), b"{\n", b",\n".join(texts), b"\n  }\n}\n"))
+            return head_bytes + b"\n"
+        return b"".join((head_bytes[:-4], b"{\n", b",\n".join(texts), b"\n  }\n}\n"))
 
     def _head(self) -> dict[str, Any]:
         return {"apiVersion": API_VERSION, "kind": KIND, "driver": self.driver, "preparedClaims": {}}

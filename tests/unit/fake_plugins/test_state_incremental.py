@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from drasim.values import Device
+from fake_plugins.files import dumps_indented
 from fake_plugins.state import DriverState, PreparedClaim
 
 SETTINGS = settings(
@@ -95,3 +96,28 @@ def test_pop_without_default_raises_like_a_dict() -> None:
     state.claims["u"] = PreparedClaim("ns", "n", ())
     assert state.claims.popitem() == ("u", PreparedClaim("ns", "n", ()))
     assert state.encode() == _full(state)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=4),
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.lists(children, max_size=3).map(tuple)
+        | st.dictionaries(st.text(max_size=3), children, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+@SETTINGS
+@given(json_values)
+def test_dumps_indented_is_json_dumps_indent_2_sorted(value) -> None:
+    assert dumps_indented(value) == json.dumps(value, indent=2, sort_keys=True)
+
+
+def test_dumps_indented_falls_back_for_what_it_does_not_write_itself() -> None:
+    class Text(str):
+        pass
+
+    for value in ({1: "a", 2: "b"}, {"k": 1.5}, [Text("x")], {"n": True, "m": [None, -3]}):
+        assert dumps_indented(value) == json.dumps(value, indent=2, sort_keys=True)
