@@ -1,11 +1,12 @@
 """CRC-32/IEEE of a concatenation from the CRCs of its parts.
 
-PURE: no I/O. The checkpoint's checksum covers the whole ``Data`` text, but a write
-usually changes one entry. :func:`combine` gives ``crc32(a + b)`` from ``crc32(a)``,
-``crc32(b)`` and ``len(b)`` without reading the bytes again: it is zlib's
-``crc32_combine``, reached through :mod:`ctypes` in the zlib library that Python's own
-:mod:`zlib` module uses. Where that library cannot be loaded (or fails its self-check),
-:data:`AVAILABLE` is false and callers run :func:`zlib.crc32` over the bytes instead.
+PURE: no file or network I/O (importing it loads zlib's shared library). The checkpoint's
+checksum covers the whole ``Data`` text, but a write usually changes one entry.
+:func:`combine` gives ``crc32(a + b)`` from ``crc32(a)``, ``crc32(b)`` and ``len(b)`` without
+reading the bytes again: it is zlib's ``crc32_combine``, reached through :mod:`ctypes` in the
+zlib library that Python's own :mod:`zlib` module uses. Where that library cannot be loaded
+(or fails its self-check), :data:`AVAILABLE` is false and callers run :func:`zlib.crc32` over
+the bytes instead.
 """
 
 from __future__ import annotations
