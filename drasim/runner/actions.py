@@ -319,6 +319,8 @@ def start_kubelet(world: World, args: S.StartKubelet, ctx: StepContext) -> None:
     """Start a kubelet from the checkpoint and sync pods."""
     if world.kubelet is not None:
         raise StepFailure("startKubelet: the kubelet is already running")
+    if args.version:
+        world.set_version(args.version)
     _start_kubelet(world, args.expect_error, running_too=world.profile.re_prepare_after_restart == "allPods")
 
 
@@ -344,6 +346,8 @@ def restart_kubelet(world: World, args: S.RestartKubelet, ctx: StepContext) -> N
         world.journal.record("kubelet", operation="crash", point=args.crash_at, error=None)
     world.stop_kubelet()
     podworker.advance(world, args.downtime)
+    if args.version:
+        world.set_version(args.version)
     if args.stay_down:
         return
     _start_kubelet(world, args.expect_error, running_too=world.profile.re_prepare_after_restart == "allPods")

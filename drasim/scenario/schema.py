@@ -242,6 +242,13 @@ class ScenarioSpec:
         default_factory=list, metadata=doc("Claims written briefly (expanded into objects).")
     )
     steps: list[Step] = field(metadata=doc("What happens, in order."))
+    kubelet_versions: list[str] = field(
+        default_factory=list,
+        metadata=doc(
+            "Kubelet versions this scenario holds for: versions (1.34) or bounds (>=1.34, <1.36). "
+            "Empty: every version. Without --kubelet-version it runs as the newest allowed version."
+        ),
+    )
 
     def all_drivers(self) -> list[DriverSpec]:
         """``driver`` and ``drivers`` together, in order."""
