@@ -483,8 +483,11 @@ def set_device_health(world: World, args: S.SetDeviceHealth, ctx: StepContext) -
     key = (handle.name, pool, args.device)
     want = {
         "health": args.health,
-        "message": truncate_health_message(args.message),
-        "timeout": health_check_timeout(args.timeout_seconds),
+        # What this kubelet version keeps: messages since 1.36, per-device timeouts since 1.35.
+        "message": truncate_health_message(args.message) if world.version.health_message else "",
+        "timeout": health_check_timeout(
+            args.timeout_seconds if world.version.per_device_health_timeout else 0
+        ),
     }
     with world.health_changed:
         before = world.health.get(key)

@@ -169,6 +169,14 @@ class ExpectCheckpoint:
         metadata=doc("Entries that must be present, keyed by claim (namespace/name or name)."),
     )
     absent: list[str] = field(default_factory=list, metadata=doc("Claims that must not have an entry."))
+    share_id_key: bool | None = field(
+        default=None,
+        metadata=doc(
+            "true: devices are written with the ShareID key (kubelet 1.35+); false: without it "
+            "(1.31-1.34). The file must hold at least one device.",
+            yaml="shareIDKey",
+        ),
+    )
 
 
 @step("expectCdiDevices")
