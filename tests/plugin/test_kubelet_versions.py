@@ -55,4 +55,7 @@ def test_without_the_option_a_restricted_scenario_runs_as_its_newest_version(
 def test_unknown_version_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--drasim-kubelet-version", "1.29")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert "--drasim-kubelet-version: unknown kubelet version '1.29'; known versions: 1.31" in result.stderr.str()
+    assert (
+        "--drasim-kubelet-version: unknown kubelet version '1.29'; known versions: 1.31"
+        in result.stderr.str()
+    )
