@@ -255,12 +255,15 @@ _CONSTRAINT = re.compile(r"^(>=|<=|>|<|==)?\s*(\S+)$")
 def check_constraint(constraint: str) -> None:
     """Raise :class:`VersionError` unless ``constraint`` is ``1.34``, ``>=1.34``, ``<1.35`` and so on."""
     match = _CONSTRAINT.match(str(constraint).strip())
-    if match is None:
+    try:
+        if match is None:
+            raise VersionError(constraint)
+        _normalize(match[2])
+    except VersionError:
         raise VersionError(
             f"invalid kubelet version constraint {constraint!r}; write a version (1.34) or a bound "
-            "(>=1.34, >1.33, <=1.35, <1.36)"
-        )
-    _normalize(match[2])
+            f"(>=1.34, >1.33, <=1.35, <1.36) of the known versions: {', '.join(VERSIONS)}"
+        ) from None
 
 
 def _satisfies(version: str, constraint: str) -> bool:
