@@ -68,7 +68,8 @@ class KubeletVersion:
     health_services: tuple[str, ...]
     """Device-health services the kubelet opens a ``NodeWatchResources`` stream on, preferred
     first; empty before 1.34 (KEP-4680, kubernetes/kubernetes#130606 added v1alpha1 in 1.34; the 1.37
-    kubelet prefers dra-health v1, #139477)."""
+    kubelet prefers dra-health v1, #139477). The ``ResourceHealthStatus`` gate was alpha (off by
+    default) in 1.34-1.35 and beta (on) from 1.36; the 1.34 and 1.35 profiles assume it is enabled."""
     health_needs_advertisement: bool
     """1.37 (#139477) opens the health stream only for plugins that advertise a health service and
     stops on ``Unimplemented``; 1.34-1.36 open v1alpha1 for every registered plugin and retry every
