@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from drasim.kubelet.profiles import VERSIONS, allowed_versions
+from drasim.errors import ConfigError
+from drasim.kubelet.profiles import VERSIONS, VersionError, allowed_versions, profile
 
 if TYPE_CHECKING:
     from drasim.runner.world import RunOptions
@@ -35,11 +36,18 @@ def allowed(scenario: Scenario) -> tuple[str, ...]:
 def resolve_version(scenario: Scenario, options: RunOptions) -> tuple[str, str]:
     """``(version, skip reason)`` for one run: the requested or the newest allowed version.
 
+    An unknown requested version raises :class:`~drasim.errors.ConfigError`.
+
     The reason is empty when the scenario runs; otherwise the scenario's ``kubeletVersions``
     excludes the requested version (or allows none).
     """
     versions = allowed(scenario)
     requested = options.kubelet_version
+    if requested is not None:
+        try:
+            requested = profile(requested).version
+        except VersionError as err:
+            raise ConfigError(f"kubelet version: {err}") from None
     if requested is None:
         if not versions:
             return VERSIONS[-1], f"kubeletVersions {scenario.spec.kubelet_versions} allows no known version"

@@ -127,3 +127,11 @@ def test_bad_kubelet_versions_constraint_is_a_scenario_error() -> None:
     empty = NEW_ONLY.replace('[">=1.34"]', '["1.33", ">=1.34"]')
     with pytest.raises(Exception, match="allows no kubelet version"):
         load_text(empty, "empty.yaml")
+
+
+def test_unknown_version_through_the_api_is_a_config_error() -> None:
+    from drasim.errors import ConfigError
+
+    (scenario,) = load_text(ROUND_TRIP, "a.yaml")
+    with pytest.raises(ConfigError, match=r"kubelet version: unknown kubelet version '1\.99'"):
+        run_scenario(scenario, RunOptions(kubelet_version="1.99"))
