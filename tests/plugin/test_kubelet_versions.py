@@ -59,3 +59,33 @@ def test_unknown_version_is_a_usage_error(pytester: pytest.Pytester) -> None:
         "--drasim-kubelet-version: unknown kubelet version '1.29'; known versions: 1.31"
         in result.stderr.str()
     )
+
+
+def test_python_tests_run_once_per_version(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_node="""
+        def test_node(drasim_node, drasim_kubelet_version):
+            assert drasim_node.world.version.version == drasim_kubelet_version
+            drasim_node.step({"startPod": {"name": "a", "claims": []}})
+
+        def test_plain():
+            pass
+        """
+    )
+    result = pytester.runpytest("-v", "--drasim-kubelet-version", "1.33,1.36")
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines(
+        ["*test_node[[]kubelet-1.33[]] PASSED*", "*test_node[[]kubelet-1.36[]] PASSED*"]
+    )
+
+
+def test_a_single_version_applies_to_python_tests_unparametrized(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_node="""
+        def test_node(drasim_node):
+            assert drasim_node.world.version.version == "1.34"
+        """
+    )
+    result = pytester.runpytest("-v", "--drasim-kubelet-version", "1.34")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*test_node PASSED*"])
