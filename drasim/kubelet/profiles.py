@@ -114,29 +114,21 @@ class KubeletVersion:
         Error texts follow upstream where known; see docs/kubelet-fidelity.md.
         """
         kubelet = [s for s in self.dra_services if allowed is None or s in allowed]
-        if self.service_choice == "plugin-order":
-            if not advertised:
-                raise ValueError("empty list of supported gRPC services (aka supported versions)")
-            for service in advertised:
-                if service in kubelet:
-                    return service
+        if self.service_choice == "semver":
+            return _semver_choice(advertised, kubelet)
+        if not advertised:
+            raise ValueError("empty list of supported gRPC services (aka supported versions)")
+        if self.service_choice == "plugin-order":  # the plugin's order decides
+            chosen = next((s for s in advertised if s in kubelet), None)
+        else:  # the kubelet's order decides; nothing known falls back to v1alpha4
+            fallback = DRA_V1ALPHA4 if DRA_V1ALPHA4 in kubelet else None
+            chosen = next((s for s in kubelet if s in advertised), fallback)
+        if chosen is None:
             raise ValueError(
                 f"none of services supported by the plugin ({_go_quote(advertised)}) "
                 f"are supported by the kubelet ({_go_quote(kubelet)})"
             )
-        if self.service_choice == "kubelet-preference":
-            if not advertised:
-                raise ValueError("empty list of supported gRPC services (aka supported versions)")
-            for service in kubelet:
-                if service in advertised:
-                    return service
-            if DRA_V1ALPHA4 in kubelet:
-                return DRA_V1ALPHA4
-            raise ValueError(
-                f"none of services supported by the plugin ({_go_quote(advertised)}) "
-                f"are supported by the kubelet ({_go_quote(kubelet)})"
-            )
-        return _semver_choice(advertised, kubelet)
+        return chosen
 
 
 def _go_quote(items: Sequence[str]) -> str:
