@@ -307,6 +307,14 @@ class ExpectRegistered:
         default=None, metadata=doc("Exact number of registered instances.", minimum=0, maximum=MAX_COUNT)
     )
     connected: bool | None = field(default=None, metadata=doc("Whether some instance is connected."))
+    health_service: str | None = field(
+        default=None,
+        metadata=doc(
+            "The health service the kubelet streams from for the newest instance "
+            "(v1.DRAResourceHealth, v1alpha1.DRAResourceHealth), or empty for none; depends on the "
+            "kubelet version (docs/kubelet-versions.md)."
+        ),
+    )
 
 
 @step("expectPod")

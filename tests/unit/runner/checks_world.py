@@ -70,6 +70,9 @@ class FakePluginManager:
     def service_of(self, driver: str, endpoint: str) -> str | None:
         return self.services.get((driver, endpoint))
 
+    def health_stream(self, driver: str, endpoint: str) -> Any:
+        return None
+
 
 @dataclass
 class FakeWorld:
