@@ -38,9 +38,9 @@ from drasim.clock import RealClock
 from drasim.interfaces import CheckpointStore, NullRecorder, Recorder
 from drasim.journal import Journal
 from drasim.kubelet.manager import Manager
-from drasim.kubelet.state import ClaimInfoState
 from drasim.metrics import Metrics
 from drasim.plugins import PluginHost
+from drasim.state import ClaimInfoState
 from fake_plugins import FakeDriver, FakeDriverConfig
 
 DRIVER = "gpu.example.com"

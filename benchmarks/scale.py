@@ -46,8 +46,8 @@ from progress import progress
 from drasim.checkpoint import codec
 from drasim.checkpoint.incremental import IncrementalEncoder
 from drasim.checkpoint.store import DRA_MANAGER_STATE_FILE, FileCheckpointStore
-from drasim.kubelet.state import ClaimInfoState, DriverState
 from drasim.runner.workspace import default_base
+from drasim.state import ClaimInfoState, DriverState
 from drasim.values import Device
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from drasim.kubelet.state import ClaimInfoState
+from drasim.state import ClaimInfoState
 from drasim.values import ClaimRef, PrepareResult, UnprepareResult
 
 KubeObject = dict[str, Any]

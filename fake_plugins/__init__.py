@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from fake_plugins.behaviour import BUGS, Behaviour, Fault, HealthSpec
 from fake_plugins.config import FakeDriverConfig, load_behaviour_file
+from fake_plugins.slices import build_slices
 
 if TYPE_CHECKING:
     from fake_plugins.driver import FakeDriver
@@ -33,6 +34,7 @@ __all__ = [
     "FakeDriverConfig",
     "Fault",
     "HealthSpec",
+    "build_slices",
     "load_behaviour_file",
     "read_journal",
 ]

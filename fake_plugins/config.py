@@ -7,19 +7,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from drasim import apiversions
 from drasim.errors import ConfigError
 from drasim.scenario.limits import MAX_NODE_DEVICES
 from fake_plugins.behaviour import Behaviour
 from fake_plugins.decode import decode
 
-DRA_V1 = "v1.DRAPlugin"
-DRA_V1BETA1 = "v1beta1.DRAPlugin"
-DRA_V1ALPHA4 = "v1alpha3.NodeService"  # how kubelets 1.31-1.33 name v1alpha4 (served as /v1alpha3.Node)
-HEALTH_V1ALPHA1 = "v1alpha1.DRAResourceHealth"
-HEALTH_V1 = "v1.DRAResourceHealth"
-DRA_SERVICES = (DRA_V1, DRA_V1BETA1)
-KNOWN_DRA_SERVICES = (*DRA_SERVICES, DRA_V1ALPHA4)
-HEALTH_SERVICES = (HEALTH_V1ALPHA1, HEALTH_V1)
+# Service names come from the one table of plugin API versions (drasim.apiversions).
+DRA_V1 = apiversions.DRA_V1
+DRA_V1BETA1 = apiversions.DRA_V1BETA1
+DRA_V1ALPHA4 = apiversions.DRA_V1ALPHA4  # how kubelets 1.31-1.33 name v1alpha4 (served as /v1alpha3.Node)
+HEALTH_V1ALPHA1 = apiversions.HEALTH_V1ALPHA1
+HEALTH_V1 = apiversions.HEALTH_V1
+DRA_SERVICES = apiversions.DEFAULT_DRA_SERVICES
+KNOWN_DRA_SERVICES = apiversions.DRA_SERVICES
+HEALTH_SERVICES = apiversions.HEALTH_SERVICES
 
 DEFAULT_REGISTRY_DIR = "/var/lib/kubelet/plugins_registry"
 DEFAULT_PLUGINS_DIR = "/var/lib/kubelet/plugins"

@@ -23,27 +23,13 @@ from typing import TYPE_CHECKING, Any
 
 import grpc
 
-from drasim._proto.dra.v1 import api_pb2 as dra_v1
-from drasim._proto.dra.v1 import api_pb2_grpc as dra_v1_grpc
-from drasim._proto.dra.v1alpha4 import api_pb2 as dra_v1alpha4
-from drasim._proto.dra.v1alpha4 import api_pb2_grpc as dra_v1alpha4_grpc
-from drasim._proto.dra.v1beta1 import api_pb2 as dra_v1beta1
-from drasim._proto.dra.v1beta1 import api_pb2_grpc as dra_v1beta1_grpc
-from drasim._proto.drahealth.v1 import api_pb2 as health_v1
-from drasim._proto.drahealth.v1 import api_pb2_grpc as health_v1_grpc
-from drasim._proto.drahealth.v1alpha1 import api_pb2 as health_v1alpha1
-from drasim._proto.drahealth.v1alpha1 import api_pb2_grpc as health_v1alpha1_grpc
 from drasim._proto.pluginregistration.v1 import api_pb2_grpc as reg_grpc
+from drasim.apiversions import DRA_APIS, HEALTH_APIS
 from drasim.errors import ConfigError, DrasimError
 from drasim.values import ClaimRef
 from fake_plugins.behaviour import Behaviour, Fault, FaultPlan, HealthSpec
 from fake_plugins.claims import ClaimSource
 from fake_plugins.config import (
-    DRA_V1,
-    DRA_V1ALPHA4,
-    DRA_V1BETA1,
-    HEALTH_V1,
-    HEALTH_V1ALPHA1,
     FakeDriverConfig,
 )
 from fake_plugins.core import CallEffects, CallError, DriverCore
@@ -213,30 +199,13 @@ class FakeDriver:
     def _dra_servicers(self, instance: _Instance) -> list[tuple[Callable[[Any, Any], None], Any]]:
         served = self.config.services
         adders: list[tuple[Callable[[Any, Any], None], Any]] = []
-        if DRA_V1 in served:
-            adders.append((dra_v1_grpc.add_DRAPluginServicer_to_server, DRAPluginServicer(instance, dra_v1)))
-        if DRA_V1BETA1 in served:
-            adders.append(
-                (dra_v1beta1_grpc.add_DRAPluginServicer_to_server, DRAPluginServicer(instance, dra_v1beta1))
-            )
-        if DRA_V1ALPHA4 in served:
-            adders.append(
-                (dra_v1alpha4_grpc.add_NodeServicer_to_server, DRAPluginServicer(instance, dra_v1alpha4))
-            )
-        if HEALTH_V1ALPHA1 in served:
-            adders.append(
-                (
-                    health_v1alpha1_grpc.add_DRAResourceHealthServicer_to_server,
-                    HealthServicer(instance, health_v1alpha1, "v1alpha1"),
-                )
-            )
-        if HEALTH_V1 in served:
-            adders.append(
-                (
-                    health_v1_grpc.add_DRAResourceHealthServicer_to_server,
-                    HealthServicer(instance, health_v1, "v1"),
-                )
-            )
+        for api in (*DRA_APIS, *HEALTH_APIS):  # the one table of plugin API versions
+            if api.service not in served:
+                continue
+            if api.kind == "dra":
+                adders.append((api.add_servicer, DRAPluginServicer(instance, api.messages)))
+            else:
+                adders.append((api.add_servicer, HealthServicer(instance, api.messages, api.proto_package)))
         return adders
 
     def _serve(

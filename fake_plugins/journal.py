@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # keeps drasim.interfaces (and the kubelet state it names) out of the runtime imports
+if TYPE_CHECKING:  # keeps drasim.interfaces out of the runtime imports
     from drasim.interfaces import Recorder
 
 

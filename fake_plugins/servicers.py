@@ -16,10 +16,8 @@ import grpc
 from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import Message
 
-from drasim._proto.dra.v1 import api_pb2 as dra_v1
-from drasim._proto.dra.v1alpha4 import api_pb2 as dra_v1alpha4
-from drasim._proto.dra.v1beta1 import api_pb2 as dra_v1beta1
 from drasim._proto.pluginregistration.v1 import api_pb2 as reg_pb
+from drasim.apiversions import DRA_APIS
 from drasim.values import ClaimRef, PrepareResult, UnprepareResult
 from fake_plugins.behaviour import Fault
 from fake_plugins.config import FakeDriverConfig
@@ -30,11 +28,10 @@ from fake_plugins.journal import Journal
 M = TypeVar("M", bound=Message)
 
 REGISTRATION = "/pluginregistration.Registration"
-DRA_PATHS = {
-    dra_v1: "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin",
-    dra_v1beta1: "/k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin",
-    dra_v1alpha4: "/v1alpha3.Node",  # v1alpha4 kept the v1alpha3 proto package and the Node service
-}
+#: gRPC service path of each DRA API's generated messages module (from drasim.apiversions).
+DRA_PATHS = {api.messages: api.path for api in DRA_APIS}
+#: The messages modules whose ``Device`` has ``share_id``.
+_SHARE_ID = frozenset(api.messages for api in DRA_APIS if api.share_id)
 
 
 class CrashError(Exception):
@@ -220,7 +217,7 @@ class DRAPluginServicer:
                 "device_name": d.device_name,
                 "cdi_device_ids": list(d.cdi_device_ids or ()),
             }
-            if self.pb is dra_v1 and d.share_id is not None:
+            if self.pb in _SHARE_ID and d.share_id is not None:
                 fields["share_id"] = d.share_id
             devices.append(self.pb.Device(**fields))
         return self.pb.NodePrepareResourceResponse(devices=devices, error=result.error)

@@ -241,3 +241,32 @@ class FaultInjector:
                         self._faults.remove(fault)
                     return fault
         return None
+
+
+def api_fault_spec(fault: Any, time_scale: float) -> dict[str, Any]:
+    """A scenario ``ApiFault`` rule as :meth:`ApiFault.from_dict` spells it.
+
+    ``fault`` is duck-typed (``drasim.scenario.common.ApiFault``), so the API server does not
+    depend on the scenario layer; scenario validation and the runner both use this one mapping.
+    """
+    spec: dict[str, Any] = {}
+    if fault.client != "any":
+        spec["client"] = fault.client
+    if fault.after:
+        spec["after"] = fault.after
+    if fault.verb != "any":
+        spec["verb"] = fault.verb
+    if fault.resource:
+        spec["resource"] = fault.resource
+    if fault.name:
+        spec["name"] = fault.name
+    if fault.code:
+        spec["code"] = fault.code
+    if fault.message:
+        spec["message"] = fault.message
+    if fault.delay and time_scale:
+        spec["latency"] = fault.delay * time_scale
+    if fault.drop_watches:
+        spec["dropWatch"] = True
+    spec["times"] = fault.times if fault.times else None
+    return spec

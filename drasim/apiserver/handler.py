@@ -22,7 +22,7 @@ from drasim.apiserver import listing, routes
 from drasim.apiserver.bodies import JSON, PROTOBUF, check_depth, check_kind, decode_protobuf, json_object
 from drasim.apiserver.calls import ApiCall, guarded
 from drasim.apiserver.faults import ApiFault
-from drasim.apiserver.patch import PATCH_TYPES
+from drasim.apiserver.patch import PATCH_CONTENT_TYPES
 from drasim.apiserver.status import REASONS, StatusError, bad_request, status_body
 from drasim.apiserver.streaming import stream_watch, watch_options
 from drasim.errors import ApiError, ConfigError
@@ -374,12 +374,12 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
     def _patch(self, route: routes.Route) -> None:
         store = self.server.store
         ctype = self._content_type()
-        if ctype not in PATCH_TYPES:
+        if ctype not in PATCH_CONTENT_TYPES:
             raise StatusError(
                 415,
                 "UnsupportedMediaType",
                 f"the body of the request was in an unknown format - accepted media types include: "
-                f"{', '.join(PATCH_TYPES)}",
+                f"{', '.join(PATCH_CONTENT_TYPES)}",
             )
         try:
             patch = json.loads(self.read_body() or b"null")

@@ -13,12 +13,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from drasim.apiserver.port import JSON_PATCH, MERGE_PATCH, PATCH_TYPES, STRATEGIC_PATCH
 from drasim.apiserver.status import StatusError, bad_request
 
-MERGE_PATCH = "application/merge-patch+json"
-JSON_PATCH = "application/json-patch+json"
-STRATEGIC_PATCH = "application/strategic-merge-patch+json"
-PATCH_TYPES = (MERGE_PATCH, JSON_PATCH, STRATEGIC_PATCH)
+#: The content types a PATCH may carry (from the one table, :data:`drasim.apiserver.port.PATCH_TYPES`).
+PATCH_CONTENT_TYPES = tuple(PATCH_TYPES.values())
 
 # List field name -> merge key, for strategic merge patch (from upstream struct tags).
 STRATEGIC_KEYS = {
@@ -52,7 +51,7 @@ def apply_patch(target: dict[str, Any], patch: Any, content_type: str) -> dict[s
         415,
         "UnsupportedMediaType",
         "the body of the request was in an unknown format - accepted media types include: "
-        + ", ".join(PATCH_TYPES),
+        + ", ".join(PATCH_CONTENT_TYPES),
     )
 
 

@@ -17,11 +17,11 @@ from drasim.apiserver.watch import WatchEvent
 
 KubeObject = dict[str, Any]
 
-PATCH_TYPES = {
-    "merge": "application/merge-patch+json",
-    "json": "application/json-patch+json",
-    "strategic": "application/strategic-merge-patch+json",
-}
+MERGE_PATCH = "application/merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
+STRATEGIC_PATCH = "application/strategic-merge-patch+json"
+#: The one table of patch types: the short name the ``Cluster`` port takes -> the HTTP content type.
+PATCH_TYPES = {"merge": MERGE_PATCH, "json": JSON_PATCH, "strategic": STRATEGIC_PATCH}
 
 
 @runtime_checkable

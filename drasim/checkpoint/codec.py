@@ -27,7 +27,7 @@ from drasim.checkpoint import gojson
 from drasim.checkpoint.gojson import JsonObject
 from drasim.checkpoint.legacy import LegacyClaimInfoState, LegacyLayout, decode_legacy
 from drasim.errors import CheckpointError, CorruptCheckpointError
-from drasim.kubelet.state import ClaimInfoState, DriverState
+from drasim.state import ClaimInfoState, DriverState
 from drasim.values import Device
 
 __all__ = [

@@ -24,7 +24,7 @@ from typing import Any
 
 from drasim.checkpoint import crc, gojson
 from drasim.checkpoint.codec import LIST_KEY, data_from_items, entry_sort_key, entry_to_json
-from drasim.kubelet.state import ClaimInfoState
+from drasim.state import ClaimInfoState
 
 __all__ = ["BLOCK_SIZE", "IncrementalEncoder"]
 

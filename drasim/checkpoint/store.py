@@ -28,7 +28,7 @@ from drasim.checkpoint.incremental import IncrementalEncoder
 from drasim.errors import CheckpointError, CorruptCheckpointError
 from drasim.fsutil import atomic_write_bytes
 from drasim.interfaces import NullRecorder, Recorder
-from drasim.kubelet.state import ClaimInfoState
+from drasim.state import ClaimInfoState
 
 __all__ = ["DRA_MANAGER_STATE_FILE", "FileCheckpointStore"]
 

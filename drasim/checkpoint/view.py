@@ -10,7 +10,7 @@ from typing import Any
 
 from drasim.checkpoint.codec import CheckpointFormat, DecodedCheckpoint, entry_sort_key, entry_to_json
 from drasim.checkpoint.legacy import LegacyClaimInfoState, LegacyLayout, legacy_entry_to_json
-from drasim.kubelet.state import ClaimInfoState
+from drasim.state import ClaimInfoState
 
 __all__ = ["render", "to_json"]
 

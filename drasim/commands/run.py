@@ -113,7 +113,7 @@ def run_options(args: argparse.Namespace) -> RunOptions:
     timeout = DEFAULT_SCENARIO_TIMEOUT if args.scenario_timeout is None else args.scenario_timeout
     kubelet_versions: tuple[str, ...] = ()
     if args.kubelet_version is not None:
-        from drasim.kubelet.profiles import VersionError, parse_version_list
+        from drasim.profiles import VersionError, parse_version_list
 
         try:
             kubelet_versions = parse_version_list(args.kubelet_version)

@@ -18,8 +18,8 @@ from drasim.errors import CheckpointError
 from drasim.explore.outcomes import OutcomeChecks
 from drasim.explore.violations import Violation
 from drasim.journal import RpcCall
-from drasim.kubelet.state import ClaimInfoState
 from drasim.runner.world import World
+from drasim.state import ClaimInfoState
 
 PREPARE = "NodePrepareResources"
 UNPREPARE = "NodeUnprepareResources"

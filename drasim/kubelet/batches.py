@@ -14,7 +14,7 @@ from drasim.errors import DrasimError, KubeletError
 from drasim.interfaces import DriverClient
 from drasim.kubelet.claiminfo import ClaimInfoCache
 from drasim.kubelet.objects import ClaimView
-from drasim.kubelet.state import Device
+from drasim.state import Device
 from drasim.values import ClaimRef, PrepareResult, UnprepareResult
 
 __all__ = ["prepare_batch", "stored_device", "unprepare_batch"]

@@ -1,7 +1,7 @@
 """The kubelet's per-claim state and the locked cache that holds it.
 
 A port of pkg/kubelet/cm/dra/claiminfo.go: :class:`ClaimInfo` is a checkpointed
-:class:`~drasim.kubelet.state.ClaimInfoState` plus the ``prepared`` flag that is never
+:class:`~drasim.state.ClaimInfoState` plus the ``prepared`` flag that is never
 written to disk, and :class:`ClaimInfoCache` is the readers-writer-locked map keyed
 ``"<namespace>/<claim name>"`` that the manager works on. The cache also keeps the
 ``dra_resource_claims_in_use`` gauge, which upstream computes at scrape time and
@@ -20,8 +20,8 @@ from drasim.errors import KubeletError
 from drasim.interfaces import CheckpointStore
 from drasim.kubelet.objects import ClaimView, claim_view
 from drasim.kubelet.rwlock import RWLock
-from drasim.kubelet.state import ClaimInfoState, Device, DriverState
 from drasim.metrics import Metrics
+from drasim.state import ClaimInfoState, Device, DriverState
 
 __all__ = [
     "ANY_DRIVER",

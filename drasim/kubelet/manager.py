@@ -55,11 +55,11 @@ from drasim.kubelet.objects import (
     container_view,
     pod_view,
 )
-from drasim.kubelet.profiles import KubeletVersion
-from drasim.kubelet.profiles import profile as version_profile
 from drasim.kubelet.resourceclaim import claim_name, is_for_pod, is_reserved_for_pod
-from drasim.kubelet.state import ClaimInfoState
 from drasim.metrics import Metrics
+from drasim.profiles import KubeletVersion
+from drasim.profiles import profile as version_profile
+from drasim.state import ClaimInfoState
 from drasim.values import ClaimRef
 
 __all__ = ["HOOK_POINTS", "OPERATIONS_DURATION", "Manager"]

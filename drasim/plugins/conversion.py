@@ -16,28 +16,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from drasim._proto.dra.v1 import api_pb2 as v1
-from drasim._proto.dra.v1alpha4 import api_pb2 as v1alpha4
-from drasim._proto.dra.v1beta1 import api_pb2 as v1beta1
+from drasim.apiversions import DRA_APIS, DRA_V1, DRA_V1ALPHA4, DRA_V1BETA1, dra_api
 from drasim.values import ClaimRef, Device, PrepareResult, UnprepareResult
 
-V1_SERVICE = "v1.DRAPlugin"
-V1BETA1_SERVICE = "v1beta1.DRAPlugin"
+V1_SERVICE = DRA_V1
+V1BETA1_SERVICE = DRA_V1BETA1
 #: How plugins advertised v1alpha4 (upstream ``v1alpha4.NodeService``, a historical misnomer).
-V1ALPHA4_SERVICE = "v1alpha3.NodeService"
+V1ALPHA4_SERVICE = DRA_V1ALPHA4
 
-#: proto package of each DRA service name a plugin may advertise.
-SERVICE_PACKAGES = {
-    V1_SERVICE: "k8s.io.kubelet.pkg.apis.dra.v1",
-    V1BETA1_SERVICE: "k8s.io.kubelet.pkg.apis.dra.v1beta1",
-    V1ALPHA4_SERVICE: "v1alpha3",
-}
+#: proto package of each DRA service name a plugin may advertise (from :mod:`drasim.apiversions`).
+SERVICE_PACKAGES = {api.service: api.proto_package for api in DRA_APIS}
 #: gRPC service path of each advertised name.
-SERVICE_PATHS = {
-    V1_SERVICE: "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin",
-    V1BETA1_SERVICE: "/k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin",
-    V1ALPHA4_SERVICE: "/v1alpha3.Node",
-}
+SERVICE_PATHS = {api.service: api.path for api in DRA_APIS}
 
 
 def method_path(service: str, method: str) -> str:
@@ -46,7 +36,7 @@ def method_path(service: str, method: str) -> str:
 
 
 def _module(service: str) -> Any:
-    return {V1_SERVICE: v1, V1ALPHA4_SERVICE: v1alpha4}.get(service, v1beta1)
+    return dra_api(service).messages
 
 
 def prepare_request(service: str, claims: Sequence[ClaimRef]) -> bytes:
@@ -83,7 +73,7 @@ def prepare_response(service: str, data: bytes) -> dict[str, PrepareResult | Non
 
 
 def _device(service: str, dev: Any) -> Device:
-    share_id = dev.share_id if service == V1_SERVICE and dev.HasField("share_id") else None
+    share_id = dev.share_id if dra_api(service).share_id and dev.HasField("share_id") else None
     return Device(
         pool_name=dev.pool_name,
         device_name=dev.device_name,

@@ -21,13 +21,11 @@ from typing import Any
 
 import grpc
 
-from drasim._proto.drahealth.v1 import api_pb2 as health_v1
-from drasim._proto.drahealth.v1alpha1 import api_pb2 as health_v1alpha1
+from drasim.apiversions import HEALTH_SERVICES, HEALTH_V1, HEALTH_V1ALPHA1, health_api
 from drasim.interfaces import Clock, NullRecorder, Recorder
 from drasim.plugins.client import go_code_name
 
-HEALTH_V1 = "v1.DRAResourceHealth"
-HEALTH_V1ALPHA1 = "v1alpha1.DRAResourceHealth"
+__all__ = ["HEALTH_V1", "HEALTH_V1ALPHA1"]  # re-exported names of the table rows, used by callers
 
 #: upstream re-open period of the health stream.
 HEALTH_RETRY_PERIOD = 5.0
@@ -105,14 +103,14 @@ def _unfinished_tail(data: bytes) -> int:
 
 def pick_health_service(supported_services: Sequence[str]) -> str:
     """The health service to use: v1, else v1alpha1, else ``""`` (upstream ``pickHealthService``)."""
-    for candidate in (HEALTH_V1, HEALTH_V1ALPHA1):
+    for candidate in HEALTH_SERVICES:
         if candidate in supported_services:
             return candidate
     return ""
 
 
 def _module(service: str) -> Any:
-    return health_v1 if service == HEALTH_V1 else health_v1alpha1
+    return health_api(service).messages
 
 
 def convert_response(message: Any) -> tuple[DeviceHealthReport, ...]:

@@ -23,7 +23,6 @@ from collections.abc import Sequence
 from types import TracebackType
 
 from drasim.interfaces import Clock, NullRecorder, Recorder
-from drasim.kubelet.profiles import KubeletVersion
 from drasim.metrics import Metrics
 from drasim.plugins.client import DEFAULT_CALL_TIMEOUT
 from drasim.plugins.health import HEALTH_RETRY_PERIOD, HealthCallback, HealthEndedCallback
@@ -38,6 +37,7 @@ from drasim.plugins.reconciler import RECONCILE_PERIOD, Reconciler
 from drasim.plugins.registration import DRA_PLUGIN_TYPE
 from drasim.plugins.timers import Scheduler
 from drasim.plugins.watcher import PluginWatcher
+from drasim.profiles import KubeletVersion
 
 
 class PluginHost:

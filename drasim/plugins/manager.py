@@ -21,13 +21,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from drasim.apiversions import DEFAULT_DRA_SERVICES
 from drasim.errors import DrasimError, DriverNotRegisteredError
 from drasim.interfaces import Clock, DriverClient, NullRecorder, Recorder
-from drasim.kubelet.profiles import KubeletVersion
-from drasim.kubelet.profiles import profile as version_profile
 from drasim.metrics import Metrics
 from drasim.plugins.client import DEFAULT_CALL_TIMEOUT, GrpcDriverClient
-from drasim.plugins.conversion import V1_SERVICE, V1BETA1_SERVICE
 from drasim.plugins.health import (
     HEALTH_RETRY_PERIOD,
     HealthCallback,
@@ -36,9 +34,11 @@ from drasim.plugins.health import (
     pick_health_service,
 )
 from drasim.plugins.timers import Scheduler, ThreadScheduler, TimerHandle
+from drasim.profiles import KubeletVersion
+from drasim.profiles import profile as version_profile
 
 #: upstream ``servicesSupportedByKubelet`` (most recent first).
-SERVICES_SUPPORTED_BY_KUBELET: tuple[str, ...] = (V1_SERVICE, V1BETA1_SERVICE)
+SERVICES_SUPPORTED_BY_KUBELET: tuple[str, ...] = DEFAULT_DRA_SERVICES
 
 #: upstream ``defaultWipingDelay``.
 DEFAULT_WIPING_DELAY = 30.0

@@ -254,7 +254,7 @@ def resolve(config: pytest.Config) -> Settings:
 def _kubelet_versions(value: str | None) -> tuple[str, ...]:
     if value is None:
         return ()
-    from drasim.kubelet.profiles import VersionError, parse_version_list
+    from drasim.profiles import VersionError, parse_version_list
 
     try:
         return parse_version_list(value)

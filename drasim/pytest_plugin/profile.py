@@ -25,6 +25,7 @@ from typing import Any
 
 import yaml
 
+from drasim.apiversions import DRA_APIS
 from drasim.errors import ConfigError
 from drasim.scenario.decoder import INVALID, Decoder
 from drasim.scenario.schema import KubeletProfile, Scenario, Timers
@@ -32,8 +33,8 @@ from drasim.scenario.yamlsrc import Loc, parse_documents, yaml_error_loc
 
 NAMED_PROFILES: dict[str, dict[str, Any]] = {
     "default": {},
-    "v1-only": {"services": ["v1.DRAPlugin"]},
-    "v1beta1-only": {"services": ["v1beta1.DRAPlugin"]},
+    # "v1-only", "v1beta1-only": one per default row of the table of plugin API versions.
+    **{f"{api.version}-only": {"services": [api.service]} for api in DRA_APIS if api.default},
 }
 
 

@@ -16,7 +16,7 @@ from drasim.errors import ConfigError
 from drasim.runner.checks_calls import check_calls, check_consistent_replies
 from drasim.runner.checks_cdi import check_cdi_devices, check_cdi_specs
 from drasim.runner.checks_checkpoint import check_checkpoint
-from drasim.runner.checks_errors import check_error, check_no_error
+from drasim.runner.checks_errors import check_expect_error, check_no_error
 from drasim.runner.checks_health import check_health
 from drasim.runner.checks_node import (
     check_metric,
@@ -35,7 +35,7 @@ Check = Callable[["World", Any, StepContext], None]
 
 CHECKS: dict[type, Check] = {
     ex.ExpectCalls: check_calls,
-    ex.ExpectError: check_error,
+    ex.ExpectError: check_expect_error,
     ex.ExpectNoError: check_no_error,
     ex.ExpectCheckpoint: check_checkpoint,
     ex.ExpectCdiDevices: check_cdi_devices,

@@ -112,7 +112,7 @@ def _summary(world: World, event: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def check_error(world: World, args: ExpectError, ctx: StepContext) -> None:
+def check_expect_error(world: World, args: ExpectError, ctx: StepContext) -> None:
     """expectError: at least one matching kubelet error in the window."""
     since = ctx.since(args.since)
     every = error_events(world, args.operation, since)

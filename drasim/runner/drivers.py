@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from drasim.apiversions import DRA_SERVICES, HEALTH_V1ALPHA1
 from drasim.errors import ConfigError
 from drasim.interfaces import KubeObject, Recorder
 from drasim.runner.process import DriverProcess
@@ -140,10 +141,10 @@ class FakeDriverHandle:
             {"faults": self._faults + list(extra.pop("faults", [])), "bugs": list(spec.bugs), **extra},
             where=f"driver {spec.name} behaviour",
         )
-        services = ["v1.DRAPlugin", "v1beta1.DRAPlugin", "v1alpha3.NodeService"]
+        services = list(DRA_SERVICES)  # serve every DRA version; ``advertise`` says which
         if spec.health:
-            services.append("v1alpha1.DRAResourceHealth")
-        advertise = list(spec.services) + (["v1alpha1.DRAResourceHealth"] if spec.health else [])
+            services.append(HEALTH_V1ALPHA1)
+        advertise = list(spec.services) + ([HEALTH_V1ALPHA1] if spec.health else [])
         plugin_dir = (
             self.workspace.registry_dir if spec.common_socket else self.workspace.plugin_dir(spec.name)
         )

@@ -4,33 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from drasim.apiserver.faults import api_fault_spec
+
 if TYPE_CHECKING:
     from drasim.runner.world import World
 
-
-def api_fault_spec(fault: Any, time_scale: float) -> dict[str, Any]:
-    """An ``ApiFault`` rule (scenario vocabulary) as the store's fault injector spells it."""
-    spec: dict[str, Any] = {}
-    if fault.client != "any":
-        spec["client"] = fault.client
-    if fault.after:
-        spec["after"] = fault.after
-    if fault.verb != "any":
-        spec["verb"] = fault.verb
-    if fault.resource:
-        spec["resource"] = fault.resource
-    if fault.name:
-        spec["name"] = fault.name
-    if fault.code:
-        spec["code"] = fault.code
-    if fault.message:
-        spec["message"] = fault.message
-    if fault.delay and time_scale:
-        spec["latency"] = fault.delay * time_scale
-    if fault.drop_watches:
-        spec["dropWatch"] = True
-    spec["times"] = fault.times if fault.times else None
-    return spec
+__all__ = ["api_fault", "api_fault_spec"]
 
 
 def api_fault(world: World, fault: Any) -> None:

@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from drasim.errors import ConfigError
-from drasim.kubelet.profiles import VERSIONS, VersionError, allowed_versions, profile
+from drasim.profiles import VERSIONS, VersionError, allowed_versions, profile
 
 if TYPE_CHECKING:
     from drasim.runner.world import RunOptions

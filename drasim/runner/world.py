@@ -26,12 +26,12 @@ from drasim.clock import ScaledClock
 from drasim.errors import ApiError, ConfigError, DrasimError, KubeletError
 from drasim.journal import Journal
 from drasim.kubelet.manager import Manager
-from drasim.kubelet.profiles import KubeletVersion
-from drasim.kubelet.profiles import profile as version_profile
 from drasim.metrics import Metrics
 from drasim.plugins.host import PluginHost
 from drasim.plugins.registration import is_timeout
 from drasim.plugins.timers import ManualScheduler
+from drasim.profiles import KubeletVersion
+from drasim.profiles import profile as version_profile
 from drasim.runner.drivers import DriverHandle, FakeDriverHandle, ProcessDriverHandle
 from drasim.runner.pods import PodRecord
 from drasim.runner.process import DriverProcessError
@@ -614,7 +614,7 @@ class World:
         """Fake drivers' slice controllers notice the wipe and publish again."""
         for handle in self.drivers.values():
             if isinstance(handle, FakeDriverHandle) and handle.running:
-                from fake_plugins.slices import build_slices
+                from fake_plugins import build_slices
 
                 self._publisher(handle.name)(build_slices(handle.driver.config))
 

@@ -10,8 +10,9 @@ kubelet profile's ``timeScale`` before really waiting.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
+from drasim.apiversions import DEFAULT_DRA_SERVICES, DRA_SERVICES
 from drasim.scenario.limits import MAX_COUNT, MAX_DURATION, MAX_HTTP_STATUS
 
 API_VERSION = "drasim.dev/v1alpha1"
@@ -47,7 +48,10 @@ GrpcCode = Literal[
 ]
 """gRPC status code names as in grpc.StatusCode (the Go names are their CamelCase forms)."""
 
-KubeletService = Literal["v1.DRAPlugin", "v1beta1.DRAPlugin", "v1alpha3.NodeService"]
+if TYPE_CHECKING:
+    KubeletService = str
+else:  # the decoder and the JSON Schema read the choices from the one table of plugin API versions
+    KubeletService = Literal[DRA_SERVICES]
 """DRA gRPC services the emulated kubelet can speak, named as plugins advertise them."""
 
 Health = Literal["Healthy", "Unhealthy", "Unknown"]
@@ -121,9 +125,9 @@ ResourceApiVersion = Literal["v1", "v1beta2", "v1beta1", "v1alpha3"]
 """resource.k8s.io versions the fake API server can serve (v1alpha3: what kubelet 1.31 reads)."""
 
 KubeletVersionName = Literal["1.31", "1.32", "1.33", "1.34", "1.35", "1.36", "1.37"]
-"""Kubelet versions drasim emulates (drasim.kubelet.profiles; docs/kubelet-versions.md)."""
+"""Kubelet versions drasim emulates (drasim.profiles; docs/kubelet-versions.md)."""
 
-DEFAULT_SERVICES: tuple[KubeletService, ...] = ("v1.DRAPlugin", "v1beta1.DRAPlugin")
+DEFAULT_SERVICES: tuple[KubeletService, ...] = DEFAULT_DRA_SERVICES
 
 
 def doc(text: str, **extra: Any) -> dict[str, Any]:

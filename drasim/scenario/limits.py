@@ -6,7 +6,7 @@ Each bound is declared on the field it limits, ``doc(..., maximum=...)`` for num
 be at most N``), the JSON Schema carries it as ``maximum``/``maxItems`` and the generated
 reference in docs/scenarios.md prints it next to the field. A new field picks one of the
 constants below (or its own) the same way. Bounds that span several fields (devices of all
-drivers together, nested ``parallel``) are checked in :mod:`drasim.scenario.checks`.
+drivers together, nested ``parallel``) are checked in :mod:`drasim.scenario.validation`.
 
 The values sit far above what a real node or a meaningful test needs; where upstream
 Kubernetes has a limit, the bound follows it.

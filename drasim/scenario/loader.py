@@ -17,10 +17,10 @@ from typing import Any
 import yaml
 
 from drasim.errors import ScenarioError
-from drasim.scenario.checks import ScenarioChecker
 from drasim.scenario.common import API_VERSION, KIND
 from drasim.scenario.decoder import INVALID, Decoder, Problem, suggest
 from drasim.scenario.schema import ClaimShorthand, Scenario
+from drasim.scenario.validation import ScenarioChecker
 from drasim.scenario.yamlsrc import Loc, parse_documents, yaml_error_loc
 
 SCENARIO_SUFFIXES = (".yaml", ".yml")

@@ -11,7 +11,7 @@ import dataclasses
 
 import pytest
 
-from drasim.kubelet.profiles import VERSIONS
+from drasim.profiles import VERSIONS
 from drasim.runner.run import run_scenario
 from drasim.runner.versions import allowed
 from drasim.runner.world import RunOptions

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from drasim.kubelet.state import ClaimInfoState, DriverState
+from drasim.state import ClaimInfoState, DriverState
 from drasim.values import Device
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -10,7 +10,7 @@ import pytest
 
 from drasim.checkpoint import codec
 from drasim.cli import main
-from drasim.kubelet.state import ClaimInfoState, DriverState
+from drasim.state import ClaimInfoState, DriverState
 from drasim.values import Device
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -8,7 +8,7 @@ import pytest
 
 from drasim.checkpoint import codec, gojson
 from drasim.errors import CheckpointError, CorruptCheckpointError
-from drasim.kubelet.state import ClaimInfoState, DriverState
+from drasim.state import ClaimInfoState, DriverState
 from drasim.values import Device
 
 HEAD = '{"kind":"DRACheckpoint","apiVersion":"checkpoint.dra.kubelet.k8s.io/v1","ClaimInfoStateList":'

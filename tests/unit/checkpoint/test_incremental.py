@@ -13,7 +13,7 @@ from drasim.checkpoint import codec, crc
 from drasim.checkpoint.incremental import IncrementalEncoder
 from drasim.checkpoint.store import FileCheckpointStore
 from drasim.errors import CheckpointError
-from drasim.kubelet.state import ClaimInfoState, DriverState
+from drasim.state import ClaimInfoState, DriverState
 from drasim.values import Device
 
 SETTINGS = settings(

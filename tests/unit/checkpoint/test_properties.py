@@ -17,7 +17,7 @@ from drasim.checkpoint.legacy import (
     encode_legacy,
 )
 from drasim.errors import CorruptCheckpointError
-from drasim.kubelet.state import ClaimInfoState, DriverState
+from drasim.state import ClaimInfoState, DriverState
 from drasim.values import Device
 
 SETTINGS = settings(

@@ -15,7 +15,7 @@ from drasim.checkpoint.codec import CheckpointFormat
 from drasim.checkpoint.store import DRA_MANAGER_STATE_FILE, FileCheckpointStore
 from drasim.errors import CheckpointError, CorruptCheckpointError
 from drasim.interfaces import CheckpointStore
-from drasim.kubelet.state import ClaimInfoState, DriverState
+from drasim.state import ClaimInfoState, DriverState
 from drasim.values import Device
 
 ROOT = Path("/var/lib/kubelet")

@@ -15,7 +15,7 @@ from drasim.checkpoint.legacy import (
     spew_dump,
 )
 from drasim.errors import CorruptCheckpointError
-from drasim.kubelet.state import DriverState
+from drasim.state import DriverState
 
 # name of the upstream case -> (golden file, CRC without ShareID, CRC with "ShareID":null)
 CURRENT = {

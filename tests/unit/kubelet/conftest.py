@@ -25,8 +25,8 @@ from drasim.errors import (
 from drasim.kubelet.claiminfo import ClaimInfo
 from drasim.kubelet.features import FeatureGates
 from drasim.kubelet.manager import Manager
-from drasim.kubelet.state import ClaimInfoState, Device, DriverState
 from drasim.metrics import Metrics
+from drasim.state import ClaimInfoState, Device, DriverState
 from drasim.values import ClaimRef, PrepareResult, UnprepareResult
 
 NAMESPACE = "test-namespace"

@@ -17,8 +17,8 @@ from drasim.kubelet.claiminfo import (
     new_claim_info_from_state,
 )
 from drasim.kubelet.rwlock import RWLock
-from drasim.kubelet.state import ClaimInfoState, Device, DriverState
 from drasim.metrics import Metrics
+from drasim.state import ClaimInfoState, Device, DriverState
 
 
 def test_new_claim_info_from_claim(kit) -> None:

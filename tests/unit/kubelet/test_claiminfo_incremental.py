@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 from drasim.checkpoint import codec
 from drasim.checkpoint.store import FileCheckpointStore
 from drasim.kubelet.claiminfo import ANY_DRIVER, CLAIMS_IN_USE, ClaimInfo, ClaimInfoCache
-from drasim.kubelet.state import ClaimInfoState, DriverState
 from drasim.metrics import Metrics
+from drasim.state import ClaimInfoState, DriverState
 from drasim.values import Device
 
 SETTINGS = settings(

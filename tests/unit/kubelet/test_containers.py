@@ -6,7 +6,7 @@ import pytest
 
 from drasim.errors import KubeletError
 from drasim.kubelet.features import FeatureGates
-from drasim.kubelet.state import Device, DriverState
+from drasim.state import Device, DriverState
 
 
 @pytest.fixture

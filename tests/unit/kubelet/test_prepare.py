@@ -7,7 +7,7 @@ import pytest
 from drasim.errors import KubeletError, RpcError
 from drasim.kubelet.features import FeatureGates
 from drasim.kubelet.manager import OPERATIONS_DURATION
-from drasim.kubelet.state import Device, DriverState
+from drasim.state import Device, DriverState
 from drasim.values import PrepareResult
 
 

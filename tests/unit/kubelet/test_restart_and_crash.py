@@ -6,7 +6,7 @@ import pytest
 
 from drasim.errors import KubeletError, RpcError
 from drasim.kubelet.manager import HOOK_POINTS
-from drasim.kubelet.state import DriverState
+from drasim.state import DriverState
 
 
 def test_corrupt_checkpoint_prevents_start(kit) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from drasim.kubelet.profiles import (
+from drasim.profiles import (
     DEFAULT_VERSION,
     VERSIONS,
     VersionError,

@@ -315,11 +315,11 @@ def test_wait_for_sees_registrations(manager: DRAPluginManager) -> None:
     assert manager.wait_for(lambda: manager.drivers() == ["d"], 0.01)
 
 
-# ---- kubelet version profiles (drasim/kubelet/profiles.py) -----------------------------------
+# ---- kubelet version profiles (drasim/profiles.py) -----------------------------------
 
 
 def _versioned(version: str, scheduler: ManualScheduler, wiper: Wiper) -> DRAPluginManager:
-    from drasim.kubelet.profiles import profile
+    from drasim.profiles import profile
 
     return DRAPluginManager(
         clock=VirtualClock(),

@@ -30,7 +30,7 @@ import pytest
 from drasim.checkpoint import codec
 from drasim.checkpoint.store import FileCheckpointStore
 from drasim.errors import CheckpointError
-from drasim.kubelet.state import ClaimInfoState, DriverState
+from drasim.state import ClaimInfoState, DriverState
 from drasim.values import Device
 
 STATE_FILE = "dra_manager_state"

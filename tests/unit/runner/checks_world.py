@@ -16,12 +16,12 @@ from typing import Any
 from drasim.apiserver import MemoryCluster, ObjectStore
 from drasim.errors import KubeletError
 from drasim.journal import Journal
-from drasim.kubelet.profiles import KubeletVersion, profile
-from drasim.kubelet.state import ClaimInfoState
 from drasim.metrics import Metrics
+from drasim.profiles import KubeletVersion, profile
 from drasim.runner.context import StepContext
 from drasim.runner.pods import PodRecord, pod_claims
 from drasim.scenario.steps import Container, ContainerClaim
+from drasim.state import ClaimInfoState
 
 DRA = "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/"
 REG = "/pluginregistration.Registration/"

@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from drasim.checkpoint.store import FileCheckpointStore
-from drasim.kubelet.state import ClaimInfoState, DriverState
 from drasim.runner import checks
 from drasim.runner.checks_cdi import spec_problems
 from drasim.runner.context import StepFailure
@@ -24,6 +23,7 @@ from drasim.scenario.expectations import (
     ExpectCdiSpecs,
     ExpectCheckpoint,
 )
+from drasim.state import ClaimInfoState, DriverState
 from drasim.values import Device
 
 

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from drasim.errors import ConfigError
-from drasim.kubelet.state import ClaimInfoState, DriverState
 from drasim.runner import checks
 from drasim.runner.context import StepFailure
 from drasim.scenario.expectations import (
@@ -22,6 +21,7 @@ from drasim.scenario.expectations import (
     ExpectResourceSlices,
 )
 from drasim.scenario.steps import Container, ContainerClaim
+from drasim.state import ClaimInfoState, DriverState
 from drasim.values import Device
 
 

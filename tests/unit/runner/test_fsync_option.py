@@ -17,7 +17,7 @@ from drasim.checkpoint.codec import decode
 from drasim.checkpoint.store import FileCheckpointStore
 from drasim.cli import main
 from drasim.fsutil import atomic_write_bytes
-from drasim.kubelet.state import ClaimInfoState
+from drasim.state import ClaimInfoState
 
 SCENARIO = """\
 apiVersion: drasim.dev/v1alpha1

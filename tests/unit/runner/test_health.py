@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from drasim.kubelet.state import ClaimInfoState, DriverState
 from drasim.plugins.health import DeviceHealthReport
 from drasim.runner import checks
 from drasim.runner.context import StepFailure
 from drasim.runner.health import absorb, clear_driver, device_health, device_health_info, wait_health
 from drasim.scenario.expectations import ExpectHealth
+from drasim.state import ClaimInfoState, DriverState
 from drasim.values import Device
 
 

@@ -1,4 +1,8 @@
-"""Checks that need more than one field: references between steps, exclusive options, regexes.
+"""Static validation of a scenario file: rules that need more than one field.
+
+References between steps, exclusive options, regexes, fault rules. This is load-time
+validation; the runtime expectations a scenario asserts (``expect*`` steps) live in
+:mod:`drasim.runner.checks` and its ``checks_*`` modules.
 
 They run on a fully decoded :class:`~drasim.scenario.schema.Scenario` and report through the
 decoder, so every message still carries its file, line, column and path.
@@ -81,7 +85,7 @@ class ScenarioChecker:
 
     def check_kubelet_versions(self) -> None:
         """``kubeletVersions``: known versions and bounds that leave at least one version."""
-        from drasim.kubelet.profiles import VersionError, allowed_versions, check_constraint
+        from drasim.profiles import VersionError, allowed_versions, check_constraint
 
         spec = self.scenario.spec
         for item in spec.kubelet_versions:
@@ -393,7 +397,7 @@ class ScenarioChecker:
             self.fail(fault, None, "the fault does nothing: give code, delay or dropWatches")
             return
         from drasim.apiserver.faults import ApiFault as StoreFault
-        from drasim.runner.faults import api_fault_spec
+        from drasim.apiserver.faults import api_fault_spec
 
         try:
             StoreFault.from_dict(api_fault_spec(fault, 1.0))
