@@ -259,31 +259,41 @@ def stop_pod(world: World, args: S.StopPod, ctx: StepContext) -> None:
 
 
 def delete_pod(world: World, args: S.DeletePod, ctx: StepContext) -> None:
-    """Graceful deletion: unprepare, then remove the pod."""
+    """Graceful deletion: unprepare, then remove the pod (it waits with a deletionTimestamp until then)."""
     rec = podworker.find_pod(world, args.pod)
     rec.remove_after_unprepare = True
+    error: str | None = None
     if world.kubelet is None:
-        # No kubelet sees the deletion: the restarted kubelet never syncs the pod again, only
-        # its reconcile loop notices the claims of a pod that is no longer active.
-        podworker.remove_from_api(world, rec)
+        # The pod waits in the API server; the next kubelet's pod worker terminates it at start.
+        if rec.phase in ("Pending", "Running"):
+            rec.phase = "Terminating"
         rec.retry_due = None
-        rec.phase = "Gone"
-        check_error(args.expect_error, None, f"deletePod {rec.key}")
-        return
-    if rec.phase in ("Succeeded", "Gone"):
+    elif rec.phase in ("Succeeded", "Gone"):
         podworker.finish_termination(world, rec)
-        check_error(args.expect_error, None, f"deletePod {rec.key}")
-        return
-    check_error(args.expect_error, podworker.unprepare(world, rec), f"deletePod {rec.key}")
+    else:
+        error = podworker.unprepare(world, rec)
+    if rec.phase != "Gone":
+        podworker.mark_deleted(world, rec)
+    check_error(args.expect_error, error, f"deletePod {rec.key}")
 
 
 def force_delete_pod(world: World, args: S.ForceDeletePod, ctx: StepContext) -> None:
-    """Remove the pod from the API at once; the kubelet's reconcile loop cleans up later."""
+    """Remove the pod from the API at once; a running kubelet's pod worker unprepares it now.
+
+    Upstream HandlePodRemoves → deletePod → pod worker → SyncTerminatingPod →
+    UnprepareDynamicResources. A stopped kubelet never learns of the pod: only reconcile finds it.
+    """
     rec = podworker.find_pod(world, args.pod)
     podworker.remove_from_api(world, rec)
-    rec.retry_due = None
-    rec.cdi.clear()
-    rec.phase = "Gone"
+    rec.remove_after_unprepare = True
+    error: str | None = None
+    if world.kubelet is None or rec.phase in ("Succeeded", "Gone"):
+        rec.retry_due = None
+        rec.cdi.clear()
+        rec.phase = "Gone"
+    else:
+        error = podworker.unprepare(world, rec)
+    check_error(args.expect_error, error, f"forceDeletePod {rec.key}")
 
 
 def reconcile(world: World, args: S.Reconcile, ctx: StepContext) -> None:

@@ -51,19 +51,33 @@ def check_might_need_unprepare(world: World, args: ExpectMightNeedUnprepare, ctx
 
 
 def check_pod(world: World, args: ExpectPod, ctx: StepContext) -> None:
-    """expectPod: the pod's phase as the runner tracks it (a pod it forgot is Gone)."""
+    """expectPod: the phase as the runner tracks it (a forgotten pod is Gone) and the deletionTimestamp."""
     key = pod_key(args.pod)
     record = world.pods.get(key)
-    if record is None and args.phase == "Gone":
+    if record is None and args.phase in ("Gone", None) and not args.deleting:
         return
     record = find_pod(world, args.pod)
-    if record.phase != args.phase:
+    if args.phase is not None and record.phase != args.phase:
         raise StepFailure(
             f"expected pod {key} to be {args.phase}; it is {record.phase}",
             expected={"phase": args.phase},
             actual={"phase": record.phase},
             similar=world.journal.events("kubelet", pod=key)[-5:],
         )
+    if args.deleting is not None:
+        try:
+            obj = world.runner_api.get("v1", "Pod", record.name, record.namespace)
+        except ApiError:
+            obj = None
+        deleting = bool(obj and (obj.get("metadata") or {}).get("deletionTimestamp"))
+        if deleting != args.deleting:
+            state = "absent" if obj is None else ("deleting" if deleting else "not deleted")
+            raise StepFailure(
+                f"expected pod {key} {'to have' if args.deleting else 'not to have'} a deletionTimestamp "
+                f"in the API server; the Pod object is {state}",
+                expected={"deleting": args.deleting},
+                actual={"deleting": deleting, "inApi": obj is not None},
+            )
 
 
 # ------------------------------------------------------------------------ metrics

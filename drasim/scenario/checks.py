@@ -315,6 +315,7 @@ class ScenarioChecker:
                 and args.present is None)
             or (isinstance(args, ex.ExpectResourceSlices) and args.count is None and args.devices is None)
             or (isinstance(args, ex.ExpectMightNeedUnprepare) and not args.pods)
+            or (isinstance(args, ex.ExpectPod) and args.phase is None and args.deleting is None)
         )  # fmt: skip
         if nothing:
             self.fail(args, None, "this expectation checks nothing: give at least one of its checks")

@@ -275,10 +275,17 @@ class ExpectRegistered:
 @step("expectPod")
 @dataclass(frozen=True, kw_only=True)
 class ExpectPod:
-    """Check a pod's phase as the runner tracks it."""
+    """Check a pod's phase as the runner tracks it, and whether its deletion is pending in the API server."""
 
     pod: str = field(metadata=doc("Pod name."))
-    phase: PodPhase = field(metadata=doc("Expected phase."))
+    phase: PodPhase | None = field(default=None, metadata=doc("Expected phase."))
+    deleting: bool | None = field(
+        default=None,
+        metadata=doc(
+            "Whether the Pod object waits in the API server with a deletionTimestamp "
+            "(a graceful delete the kubelet has not finished); false when it is gone or not deleted."
+        ),
+    )
 
 
 @step("expectHealth")

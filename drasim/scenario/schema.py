@@ -168,8 +168,31 @@ class Timers:
     wiping_delay: float = field(
         default=30.0, metadata=doc("Delay before a disconnected driver's slices are wiped.", minimum=0)
     )
-    retry_period: float = field(
-        default=90.0, metadata=doc("Pod worker retry period for failed prepare/unprepare.", minimum=0)
+    backoff_period: float = field(
+        default=10.0,
+        metadata=doc(
+            "Pod worker backoff after a failed sync (kubelet.go backOffPeriod): a failed unprepare "
+            "(SyncTerminatingPod) is retried after it.",
+            minimum=0,
+        ),
+    )
+    resync_interval: float = field(
+        default=60.0,
+        metadata=doc(
+            "Pod worker resync interval (syncFrequency): a failed prepare is retried after it, as "
+            "SyncPod does not report a prepare error to the pod worker.",
+            minimum=0,
+        ),
+    )
+    retry_jitter: float = field(
+        default=1.0,
+        metadata=doc(
+            "Where pod worker retries fall in upstream's jitter window: the wait is "
+            "period x (1 + 0.5 x retryJitter) (wait.Jitter, factor 0.5, random upstream). "
+            "1 = the latest moment (15 s / 90 s), 0 = the earliest (10 s / 60 s).",
+            minimum=0,
+            maximum=1,
+        ),
     )
 
 
