@@ -337,6 +337,20 @@ class FakeDriver:
             instance.core.behaviour = behaviour
             instance.board.apply(behaviour.health)
 
+    def add_faults(self, faults: Sequence[Fault | dict[str, Any]]) -> None:
+        """Append fault rules; rules already there keep their counters (a used-up rule stays used up)."""
+        new = [f if isinstance(f, Fault) else Behaviour.from_dict({"faults": [f]}).faults[0] for f in faults]
+        Behaviour(faults=new).validate()
+        with self._lifecycle:
+            self.behaviour.faults.extend(new)
+            self._plan.extend(new)
+
+    def clear_faults(self) -> None:
+        """Remove every fault rule (bugs and health stay)."""
+        with self._lifecycle:
+            self.behaviour.faults.clear()
+            self._plan = FaultPlan([])
+
     def set_health(
         self, device: str, health: str, *, message: str = "", pool: str = "", timeout_seconds: int = 0
     ) -> None:

@@ -21,6 +21,7 @@ from drasim.scenario.schema import COMMAND_PLACEHOLDERS, DriverSpec, Scenario
 from drasim.scenario.typeinfo import camel
 
 NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
+DEVICE_NAME = re.compile(r"^(?=.{1,63}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _OPTIONAL_DRIVER = (
     ex.ExpectCalls, ex.CallMatch, ex.ExpectResourceSlices, ex.ExpectConsistentReplies, st.ClearFaults,
 )  # fmt: skip
@@ -92,8 +93,17 @@ class ScenarioChecker:
         if (drv.fake is None) == (drv.command is None):
             self.fail(drv, None, "a driver needs exactly one of 'fake' or 'command'")
         if drv.fake is not None:
-            if isinstance(drv.fake.devices, list) and len(set(drv.fake.devices)) != len(drv.fake.devices):
-                self.fail(drv.fake, "devices", "device names must be unique")
+            if isinstance(drv.fake.devices, list):
+                if len(set(drv.fake.devices)) != len(drv.fake.devices):
+                    self.fail(drv.fake, "devices", "device names must be unique")
+                bad = [n for n in drv.fake.devices if not DEVICE_NAME.match(n)]
+                if bad:
+                    self.fail(
+                        drv.fake,
+                        "devices",
+                        f"{bad[0]!r} is not a valid device name (a DNS label: at most 63 lowercase "
+                        "letters, digits and '-', starting and ending with a letter or digit)",
+                    )
             for fault in drv.fake.faults:
                 self.check_plugin_fault(fault, own_driver=drv.fake.name)
         if drv.command is not None:

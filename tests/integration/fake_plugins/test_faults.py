@@ -86,14 +86,41 @@ def test_unprepare_per_claim_error_keeps_claim_prepared(make_driver, wire, claim
 def test_omitted_claim_and_unknown_uid(make_driver, wire, claim):
     driver = make_driver(
         behaviour=behaviour(
-            {"rpc": "NodePrepareResources", "claim": "uid-b", "omit": True},
-            {"rpc": "NodePrepareResources", "extraUid": "uid-stranger"},
+            {"rpc": "NodePrepareResources", "claim": "uid-b", "omit": True, "extraUid": "uid-stranger"},
         )
     )
     a = claim("a", "uid-a", (("gpu", "gpu-0"),))
     b = claim("b", "uid-b", (("gpu", "gpu-1"),))
     reply = wire(driver).prepare(a, b)
     assert sorted(reply.claims) == ["uid-a", "uid-stranger"]
+
+
+def test_only_the_first_matching_rule_fires(make_driver, wire, claim):
+    driver = make_driver(
+        behaviour=behaviour(
+            {"rpc": "NodePrepareResources", "claim": "uid-b", "omit": True},
+            {"rpc": "NodePrepareResources", "extraUid": "uid-stranger"},
+        )
+    )
+    a = claim("a", "uid-a", (("gpu", "gpu-0"),))
+    b = claim("b", "uid-b", (("gpu", "gpu-1"),))
+    assert sorted(wire(driver).prepare(a, b).claims) == ["uid-a"]
+    assert sorted(wire(driver).prepare(a).claims) == ["uid-a", "uid-stranger"]
+    assert driver.fault_counts() == [1, 1]
+
+
+def test_added_faults_do_not_rearm_used_up_rules(make_driver, wire, claim):
+    driver = make_driver()
+    c = claim("gpu", "uid-1")
+    w = wire(driver)
+    driver.add_faults([{"rpc": "NodePrepareResources", "code": "ABORTED", "once": True}])
+    assert rpc_error(w.prepare, c).code() == grpc.StatusCode.ABORTED
+    driver.add_faults([Fault(rpc="NodeUnprepareResources", code="INTERNAL", once=True)])
+    assert w.prepare(c).claims["uid-1"].error == ""  # the ABORTED rule stays used up
+    assert driver.fault_counts() == [1, 0]
+    driver.clear_faults()
+    assert driver.behaviour.faults == []
+    assert driver.fault_counts() == []
 
 
 def test_skip_then_fire_once(make_driver, wire, claim):

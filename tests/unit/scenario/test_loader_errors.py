@@ -443,3 +443,39 @@ def test_integer_beyond_python_digit_limit(problems):
     huge = "9" * 5000
     (problem,) = problems(f"apiVersion: drasim.dev/v1alpha1\nkind: Scenario\nmetadata: {{name: {huge}}}\n")
     assert problem.startswith("s.yaml:3:18: YAML syntax error: cannot read the integer: Exceeds the limit")
+
+
+def test_bad_fake_device_name_names_the_field(problems):
+    text = """\
+    apiVersion: drasim.dev/v1alpha1
+    kind: Scenario
+    metadata: {name: t, description: A test scenario.}
+    spec:
+      driver:
+        fake: {name: gpu.example.com, devices: [gpu-a, GPU_B]}
+      steps:
+        - reconcile: {}
+    """
+    (problem,) = problems(text)
+    assert problem.startswith("s.yaml:6:44: spec.driver.fake.devices: 'GPU_B' is not a valid device name")
+
+
+def test_retry_jitter_is_a_fraction(problems):
+    text = """\
+    apiVersion: drasim.dev/v1alpha1
+    kind: Scenario
+    metadata: {name: t, description: A test scenario.}
+    spec:
+      driver:
+        fake: {name: gpu.example.com}
+      kubelet: {timers: {retryJitter: 1.5}}
+      steps:
+        - reconcile: {}
+    """
+    assert problems(text) == ["s.yaml:7:35: spec.kubelet.timers.retryJitter: must be at most 1, got 1.5"]
+
+
+def test_expect_pod_must_check_something(steps_problems):
+    (problem,) = steps_problems("- startPod: a\n- expectPod: {pod: a}\n")
+    assert "this expectation checks nothing" in problem
+    assert problem.startswith("s.yaml:13:")
