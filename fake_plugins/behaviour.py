@@ -104,8 +104,12 @@ class Fault:
     """Add an entry for this UID, which nobody asked for, to the reply."""
     delay: float = 0.0
     """Seconds to wait before answering."""
+    nil_entry: bool = False
+    """Answer the matching claims with an empty (nil) entry: no error, no devices."""
     hang: bool = False
-    """Block until the driver is stopped or its hung calls are released."""
+    """Block until the driver is stopped or its hung calls are released, or the caller gives up."""
+    block: bool = False
+    """Like ``hang``, but the caller giving up does not end it: once released, the call does its work."""
     crash: str = ""
     """``before`` (no side effects) or ``after`` (state written, no reply): the process dies mid-call."""
     times: int | None = None

@@ -416,6 +416,35 @@ def clear_faults(world: World, args: S.ClearFaults, ctx: StepContext) -> None:
         world.store.faults.clear()
 
 
+UNBLOCK_WAIT = 10.0
+"""Real seconds ``unblock`` waits for each released call to finish at the plugin."""
+
+
+def unblock(world: World, args: S.Unblock, ctx: StepContext) -> None:
+    """Release the calls held by block/hang faults and wait until the plugin finished them."""
+    handle = world.driver(args.driver)
+    driver = getattr(handle, "driver", None)
+    if driver is None or not hasattr(driver, "held_calls"):
+        raise ConfigError(f"unblock: driver {handle.name} is a real driver process; it needs the fake plugin")
+    held = int(driver.held_calls())
+    if held == 0:
+        raise StepFailure(
+            f"unblock: no call of {handle.name} is held by a block or hang fault",
+            expected={"held": ">= 1"},
+            actual={"held": 0},
+        )
+    mark = world.journal.mark()
+    driver.release_hangs()
+    for _ in range(held):
+        event = world.journal.wait_for(UNBLOCK_WAIT, kind="rpc", since_seq=mark, side="plugin")
+        if event is None:
+            raise StepFailure(
+                f"unblock: a released call of {handle.name} did not finish within {UNBLOCK_WAIT:g}s"
+            )
+        mark = int(event["seq"])
+    world.journal.record("fault", where="plugin", driver=handle.name, description=f"unblocked {held} call(s)")
+
+
 # ----------------------------------------------------------------------------- node state
 _LEGACY_CHECKPOINT = (
     '{"version":"v1","entries":[{"DriverName":"test-driver.cdi.k8s.io","ClassName":"class-name",'
@@ -579,6 +608,7 @@ HANDLERS: dict[type, Handler] = {
     S.DeregisterPlugin: deregister_plugin,
     S.Fault: fault,
     S.ClearFaults: clear_faults,
+    S.Unblock: unblock,
     S.CorruptCheckpoint: corrupt_checkpoint,
     S.DeleteCheckpoint: delete_checkpoint,
     S.ClearCdiDir: clear_cdi_dir,

@@ -84,26 +84,23 @@ def _fake_fault(fault: PluginFault, time_scale: float) -> dict[str, Any]:
     rule: dict[str, Any] = {"rpc": fault.rpc}
     if fault.claim:
         rule["claim"] = fault.claim if "/" in fault.claim else f"default/{fault.claim}"
-    if fault.code:
-        rule["code"] = fault.code
-    if fault.message:
-        rule["message"] = fault.message
-    if fault.error:
-        rule["error"] = fault.error
-    if fault.missing_claim:
-        rule["omit"] = True
     if fault.unknown_uid:
         rule["extraUid"] = "00000000-0000-0000-0000-00000000dead"
     if fault.delay:
         rule["delay"] = fault.delay * time_scale
-    if fault.hang:
-        rule["hang"] = True
-    if fault.crash:
-        rule["crash"] = fault.crash
-    if fault.times:
-        rule["times"] = fault.times
-    if fault.after:
-        rule["skip"] = fault.after
+    same = {
+        "code": fault.code,
+        "message": fault.message,
+        "error": fault.error,
+        "omit": fault.missing_claim,
+        "nilEntry": fault.nil_entry,
+        "hang": fault.hang,
+        "block": fault.block,
+        "crash": fault.crash,
+        "times": fault.times,
+        "skip": fault.after,
+    }
+    rule.update((key, value) for key, value in same.items() if value)
     return rule
 
 

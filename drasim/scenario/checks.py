@@ -149,20 +149,14 @@ class ScenarioChecker:
             )
         kinds = [k for k, on in (("code", fault.code is not None), ("error", bool(fault.error)),
                  ("missingClaim", fault.missing_claim), ("unknownUID", fault.unknown_uid),
-                 ("hang", fault.hang), ("crash", fault.crash is not None)) if on]  # fmt: skip
+                 ("nilEntry", fault.nil_entry), ("hang", fault.hang), ("block", fault.block),
+                 ("crash", fault.crash is not None)) if on]  # fmt: skip
+        valid = "code, error, missingClaim, unknownUID, nilEntry, hang, block, crash"
         if len(kinds) > 1:
-            self.fail(
-                fault,
-                None,
-                f"choose one of code, error, missingClaim, unknownUID, hang, crash; got {', '.join(kinds)}",
-            )
+            self.fail(fault, None, f"choose one of {valid}; got {', '.join(kinds)}")
         if not kinds and not fault.delay:
-            self.fail(
-                fault,
-                None,
-                "the fault does nothing: give code, error, missingClaim, unknownUID, hang, crash or delay",
-            )
-        if set(kinds) & {"error", "missingClaim", "unknownUID"} and fault.rpc not in (
+            self.fail(fault, None, f"the fault does nothing: give {valid} or delay")
+        if set(kinds) & {"error", "missingClaim", "unknownUID", "nilEntry"} and fault.rpc not in (
             "NodePrepareResources",
             "NodeUnprepareResources",
         ):

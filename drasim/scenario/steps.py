@@ -408,6 +408,21 @@ class ClearFaults:
     driver: str = field(default="", metadata=doc("Only this driver's rules; empty clears every rule."))
 
 
+@step("unblock", shorthand="driver")
+@dataclass(frozen=True, kw_only=True)
+class Unblock:
+    """Release the plugin calls held by ``block`` (or ``hang``) faults and wait until they finished.
+
+    A released call does its work at the plugin (prepared state, CDI spec) and replies to
+    whoever still waits: a kubelet that gave up on it (deadline) or was restarted meanwhile
+    never sees the reply. The rule stays, so later matching calls are held again until its
+    ``times`` is used up or ``clearFaults`` removes it. Fails when no call is held. Fake
+    plugin only.
+    """
+
+    driver: str = field(default="", metadata=doc("Driver; may be omitted when the scenario has one driver."))
+
+
 @step("corruptCheckpoint", shorthand="mode")
 @dataclass(frozen=True, kw_only=True)
 class CorruptCheckpoint:

@@ -241,3 +241,28 @@ def test_crash_after_state_write_then_restart_returns_same_devices(make_driver, 
     driver.start()
     w = wire(driver)
     assert w.devices(w.prepare(c), "uid-1") == [(("gpu",), "node-1", "gpu-2", ("gpu.example.com/gpu=gpu-2",))]
+
+
+def test_block_outlives_the_caller_and_does_the_work_once_released(make_driver, wire, claim):
+    """Unlike hang, a blocked call is not ended by the caller's deadline; released, it prepares."""
+    driver = make_driver(behaviour=behaviour({"rpc": "NodePrepareResources", "block": True, "once": True}))
+    c = claim("gpu", "uid-1")
+    w = wire(driver)
+    assert rpc_error(w.prepare, c, timeout=0.1).code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    assert driver.held_calls() == 1
+    assert driver.calls == []
+    driver.release_hangs()
+    assert driver.journal.wait_for(lambda calls: len(calls) == 1, timeout=5)
+    assert driver.calls[0].code == "OK"
+    assert list(driver.prepared_claims()) == ["uid-1"]
+    assert driver.held_calls() == 0
+
+
+def test_nil_entry_answers_without_devices_but_prepares(make_driver, wire, claim):
+    driver = make_driver(behaviour=behaviour({"rpc": "NodePrepareResources", "nilEntry": True, "once": True}))
+    c = claim("gpu", "uid-1")
+    entry = wire(driver).prepare(c).claims["uid-1"]
+    assert list(entry.devices) == []
+    assert entry.error == ""
+    assert list(driver.prepared_claims()) == ["uid-1"]
+    assert len(wire(driver).prepare(c).claims["uid-1"].devices) == 1

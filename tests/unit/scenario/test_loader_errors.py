@@ -319,12 +319,17 @@ def test_load_text_raises_with_problems_not_a_traceback():
         (
             "- fault: {plugin: {rpc: GetInfo}}\n",
             "s.yaml:12:23: spec.steps[0].fault.plugin: the fault does nothing: give code, error, "
-            "missingClaim, unknownUID, hang, crash or delay",
+            "missingClaim, unknownUID, nilEntry, hang, block, crash or delay",
         ),
         (
             "- fault: {plugin: {rpc: GetInfo, code: INTERNAL, hang: true}}\n",
             "s.yaml:12:23: spec.steps[0].fault.plugin: choose one of code, error, missingClaim, unknownUID, "
-            "hang, crash; got code, hang",
+            "nilEntry, hang, block, crash; got code, hang",
+        ),
+        (
+            "- fault: {plugin: {rpc: GetInfo, nilEntry: true}}\n",
+            "s.yaml:12:29: spec.steps[0].fault.plugin.rpc: nilEntry applies only to NodePrepareResources "
+            "and NodeUnprepareResources",
         ),
         (
             "- startPod: {name: a, expectError: {matches: '(('}}\n",
