@@ -323,10 +323,21 @@ class ScenarioChecker:
         )  # fmt: skip
         if nothing:
             self.fail(args, None, "this expectation checks nothing: give at least one of its checks")
+        if isinstance(args, ex.ExpectCalls):
+            for count in args.counts().values():
+                if isinstance(count, ex.CallCount):
+                    self.check_call_count(count)
         if isinstance(args, ex.ExpectError):
             self.check_match(args, args.contains, args.matches)
         if isinstance(args, ex.ExpectHealth):
             self.check_health_message(args)
+
+    def check_call_count(self, count: ex.CallCount) -> None:
+        """A range needs a bound, and the lower one may not exceed the upper one."""
+        if count.at_least is None and count.at_most is None:
+            self.fail(count, None, "give atLeast, atMost or both (or a plain number for an exact count)")
+        elif count.at_least is not None and count.at_most is not None and count.at_least > count.at_most:
+            self.fail(count, "at_most", f"atMost ({count.at_most}) is below atLeast ({count.at_least})")
 
     def check_health_message(self, args: ex.ExpectHealth) -> None:
         """``message`` and ``messageContains`` exclude each other; an explicit null message is refused."""

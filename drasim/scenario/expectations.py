@@ -32,48 +32,69 @@ class CallMatch:
     )
 
 
+@dataclass(frozen=True, kw_only=True)
+class CallCount:
+    """A range of call counts; in YAML a plain number means exactly that many."""
+
+    at_least: int | None = field(default=None, metadata=doc("At least this many calls.", minimum=0))
+    at_most: int | None = field(default=None, metadata=doc("At most this many calls.", minimum=0))
+
+    def describe(self) -> str:
+        """``at least 2``, ``at most 3`` or ``2 to 3``."""
+        if self.at_least is not None and self.at_most is not None:
+            return f"{self.at_least} to {self.at_most}"
+        return f"at least {self.at_least}" if self.at_least is not None else f"at most {self.at_most}"
+
+    def holds(self, count: int) -> bool:
+        """Whether ``count`` is in the range."""
+        low = self.at_least if self.at_least is not None else 0
+        return count >= low and (self.at_most is None or count <= self.at_most)
+
+
+_COUNT = "Number of {} (exact), or {{atLeast: N, atMost: M}}."
+
+
 @step("expectCalls")
 @dataclass(frozen=True, kw_only=True)
 class ExpectCalls:
     """Check the gRPC calls the kubelet made to plugins within the window.
 
-    Counts are exact. ``calls`` must equal the window's calls exactly — restricted to the
-    driver, to ``claim`` and to the methods that appear in ``calls`` — in order unless
-    ``ordered: false``.
+    A number is an exact count; ``{atLeast: N}`` / ``{atMost: M}`` give a range (for
+    calls whose number depends on timing, such as retries). ``calls`` must equal the
+    window's calls exactly — restricted to the driver, to ``claim`` and to the methods
+    that appear in ``calls`` — in order unless ``ordered: false``.
     """
 
     driver: str = field(default="", metadata=doc(_DRIVER_ANY))
     since: str = field(default="start", metadata=doc(_SINCE))
     claim: str = field(default="", metadata=doc("Only count calls whose request carries this claim."))
-    node_prepare_resources: int | None = field(
+    node_prepare_resources: int | CallCount | None = field(
         default=None,
-        metadata=doc("Exact number of NodePrepareResources calls.", yaml="NodePrepareResources", minimum=0),
+        metadata=doc(_COUNT.format("NodePrepareResources calls"), yaml="NodePrepareResources", minimum=0),
     )
-    node_unprepare_resources: int | None = field(
+    node_unprepare_resources: int | CallCount | None = field(
+        default=None,
+        metadata=doc(_COUNT.format("NodeUnprepareResources calls"), yaml="NodeUnprepareResources", minimum=0),
+    )
+    get_info: int | CallCount | None = field(
+        default=None, metadata=doc(_COUNT.format("GetInfo calls"), yaml="GetInfo", minimum=0)
+    )
+    notify_registration_status: int | CallCount | None = field(
         default=None,
         metadata=doc(
-            "Exact number of NodeUnprepareResources calls.", yaml="NodeUnprepareResources", minimum=0
+            _COUNT.format("NotifyRegistrationStatus calls"), yaml="NotifyRegistrationStatus", minimum=0
         ),
     )
-    get_info: int | None = field(
-        default=None, metadata=doc("Exact number of GetInfo calls.", yaml="GetInfo", minimum=0)
-    )
-    notify_registration_status: int | None = field(
+    node_watch_resources: int | CallCount | None = field(
         default=None,
         metadata=doc(
-            "Exact number of NotifyRegistrationStatus calls.", yaml="NotifyRegistrationStatus", minimum=0
-        ),
-    )
-    node_watch_resources: int | None = field(
-        default=None,
-        metadata=doc(
-            "Exact number of NodeWatchResources streams opened.", yaml="NodeWatchResources", minimum=0
+            _COUNT.format("NodeWatchResources streams opened"), yaml="NodeWatchResources", minimum=0
         ),
     )
     calls: list[CallMatch] | None = field(default=None, metadata=doc("The exact sequence of calls."))
     ordered: bool = field(default=True, metadata=doc("Whether ``calls`` must come in the given order."))
 
-    def counts(self) -> dict[str, int]:
+    def counts(self) -> dict[str, int | CallCount]:
         """The per-method counts that were given, keyed by gRPC method name."""
         given = {
             "NodePrepareResources": self.node_prepare_resources,

@@ -167,3 +167,19 @@ def test_fake_driver_with_named_devices() -> None:
         devices="[gpu-a, gpu-b]",
     )
     assert result.status == "passed", explain(result)
+
+
+def test_call_counts_may_be_ranges() -> None:
+    result = run("""
+    - startPod: {name: a, claims: [gpu]}
+    - expectCalls: {NodePrepareResources: {atLeast: 1}, NodeUnprepareResources: {atMost: 0}}
+    - expectCalls: {NodePrepareResources: {atLeast: 1, atMost: 1}, GetInfo: {atLeast: 1}}
+""")
+    assert result.status == "passed", explain(result)
+    failed = run("""
+    - startPod: {name: a, claims: [gpu]}
+    - expectCalls: {NodePrepareResources: {atLeast: 2}}
+""")
+    assert failed.status == "failed"
+    assert failed.failure.message.startswith("expected at least 2 NodePrepareResources calls")
+    assert failed.failure.expected == {"NodePrepareResources": "at least 2"}

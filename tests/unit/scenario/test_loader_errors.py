@@ -484,3 +484,12 @@ def test_expect_pod_must_check_something(steps_problems):
     (problem,) = steps_problems("- startPod: a\n- expectPod: {pod: a}\n")
     assert "this expectation checks nothing" in problem
     assert problem.startswith("s.yaml:13:")
+
+
+def test_call_count_range_needs_a_sane_bound(steps_problems):
+    assert steps_problems("- expectCalls: {NodePrepareResources: {}}\n") == [
+        "s.yaml:12:43: spec.steps[0].expectCalls.NodePrepareResources: give atLeast, atMost or both "
+        "(or a plain number for an exact count)"
+    ]
+    (problem,) = steps_problems("- expectCalls: {GetInfo: {atLeast: 3, atMost: 1}}\n")
+    assert problem.endswith("GetInfo.atMost: atMost (1) is below atLeast (3)")
