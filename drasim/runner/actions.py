@@ -17,6 +17,7 @@ from drasim.allocator import AllocationError, allocate
 from drasim.errors import ApiError, ConfigError, DrasimError, KubeletError
 from drasim.plugins.health import health_check_timeout, truncate_health_message
 from drasim.runner import podworker
+from drasim.runner.checks_node import list_slices, slice_identities
 from drasim.runner.context import StepContext, StepFailure
 from drasim.runner.pods import PodRecord, claim_from_template, containers_of, pod_claims, split_ref
 from drasim.runner.world import SimulatedCrash, World
@@ -556,10 +557,13 @@ def set_device_health(world: World, args: S.SetDeviceHealth, ctx: StepContext) -
 
 
 def mark(world: World, args: S.Mark, ctx: StepContext) -> None:
-    """Name this point of the journal."""
+    """Name this point of the journal (and record the ResourceSlices there)."""
     if args.name in ctx.marks:
         raise ConfigError(f"mark: {args.name!r} is used twice")
     ctx.marks[args.name] = world.journal.mark()
+    # The ResourceSlices as they are now, for expectResourceSlices' unchangedSince.
+    slices = list_slices(world, "")
+    world.journal.record("mark", name=args.name, slices=slice_identities(slices))
 
 
 def parallel(world: World, args: S.Parallel, ctx: StepContext) -> None:

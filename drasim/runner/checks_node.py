@@ -161,14 +161,48 @@ def check_resource_slices(world: World, args: ExpectResourceSlices, ctx: StepCon
     if args.devices is not None and devices != args.devices:
         problems.append(f"expected {plural(args.devices, 'device')} in the ResourceSlices of {whose}"
                         f"on node {node}; found {devices}")  # fmt: skip
+    if args.unchanged_since:
+        change = _slice_change(world, args.unchanged_since, slices, node, args.driver)
+        if change:
+            problems.append(f"expected the ResourceSlices of {whose}on node {node} to be the same objects "
+                            f"as at mark {args.unchanged_since!r}; {change}")  # fmt: skip
     if problems:
-        expected = {k: v for k, v in (("count", args.count), ("devices", args.devices)) if v is not None}
+        given = (("count", args.count), ("devices", args.devices), ("unchangedSince", args.unchanged_since))
+        expected = {k: v for k, v in given if v not in (None, "")}
         raise StepFailure(
             "; ".join(problems),
             expected=expected,
             actual={"count": len(slices), "devices": devices, "slices": names},
             similar=world.journal.events("api", resource="resourceslices")[-10:],
         )
+
+
+def slice_identities(slices: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """What makes a ResourceSlice the same object: UID and resourceVersion (plus where it belongs)."""
+    out = []
+    for item in slices:
+        md, spec = item.get("metadata") or {}, item.get("spec") or {}
+        fields = {"uid": md.get("uid"), "name": md.get("name"), "resourceVersion": md.get("resourceVersion"),
+                  "driver": spec.get("driver"), "node": spec.get("nodeName")}  # fmt: skip
+        out.append({key: str(value or "") for key, value in fields.items()})
+    return out
+
+
+def _slice_change(world: World, mark: str, slices: list[dict[str, Any]], node: str, driver: str) -> str:
+    """How the node's (driver's) slices differ from those recorded by ``mark``; empty when identical."""
+    recorded = world.journal.events("mark", name=mark)
+    if not recorded:
+        raise StepFailure(f"expectResourceSlices: no mark {mark!r} was recorded before this step")
+    then = {s["uid"]: s for s in recorded[-1].get("slices") or []
+            if s.get("node") == node and (not driver or s.get("driver") == driver)}  # fmt: skip
+    now = {s["uid"]: s for s in slice_identities(slices)}
+    gone = sorted(then[u]["name"] for u in then.keys() - now.keys())
+    new = sorted(now[u]["name"] for u in now.keys() - then.keys())
+    written = sorted(now[u]["name"] for u in now.keys() & then.keys()
+                     if now[u]["resourceVersion"] != then[u]["resourceVersion"])  # fmt: skip
+    parts = [f"{what}: {', '.join(names)}" for what, names in
+             (("deleted or replaced", gone), ("new", new), ("updated", written)) if names]  # fmt: skip
+    return "; ".join(parts)
 
 
 # ------------------------------------------------------------------------ registration

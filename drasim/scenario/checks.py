@@ -274,6 +274,15 @@ class ScenarioChecker:
         if isinstance(args, ex.ExpectCalls):
             for call in args.calls or []:
                 self.check_driver_ref(call, call.driver, optional=True)
+        if (
+            isinstance(args, ex.ExpectResourceSlices)
+            and args.unchanged_since
+            and (args.unchanged_since not in self.marks)
+        ):
+            known = ", ".join(sorted(self.marks)) or "none"
+            self.fail(
+                args, "unchanged_since", f"unknown mark {args.unchanged_since!r} (marks so far: {known})"
+            )
         since = getattr(args, "since", None)
         if since is not None and since not in ("start", "previous") and since not in self.marks:
             known = ", ".join(sorted(self.marks)) or "none"
@@ -317,7 +326,8 @@ class ScenarioChecker:
                 and args.unique is None and args.well_formed is None and args.expect_error is None)
             or (isinstance(args, ex.ExpectMetric) and args.value is None and args.count is None
                 and args.present is None)
-            or (isinstance(args, ex.ExpectResourceSlices) and args.count is None and args.devices is None)
+            or (isinstance(args, ex.ExpectResourceSlices) and args.count is None and args.devices is None
+                and not args.unchanged_since)
             or (isinstance(args, ex.ExpectMightNeedUnprepare) and not args.pods)
             or (isinstance(args, ex.ExpectPod) and args.phase is None and args.deleting is None)
         )  # fmt: skip

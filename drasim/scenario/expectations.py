@@ -273,6 +273,13 @@ class ExpectResourceSlices:
     devices: int | None = field(
         default=None, metadata=doc("Exact number of devices across those slices.", minimum=0)
     )
+    unchanged_since: str = field(
+        default="",
+        metadata=doc(
+            "The name of an earlier ``mark``: the slices must be the very objects that existed then "
+            "(same UIDs and resourceVersions; none deleted, re-created, added or updated)."
+        ),
+    )
 
 
 @step("expectRegistered", shorthand="driver")

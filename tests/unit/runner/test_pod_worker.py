@@ -183,3 +183,20 @@ def test_call_counts_may_be_ranges() -> None:
     assert failed.status == "failed"
     assert failed.failure.message.startswith("expected at least 2 NodePrepareResources calls")
     assert failed.failure.expected == {"NodePrepareResources": "at least 2"}
+
+
+def test_slices_unchanged_since_a_mark() -> None:
+    kept = run("""
+    - mark: m
+    - restartPlugin: {downtime: 5}
+    - expectResourceSlices: {unchangedSince: m}
+""")
+    assert kept.status == "passed", explain(kept)
+    wiped = run("""
+    - mark: m
+    - restartKubelet: {}
+    - expectResourceSlices: {count: 1, unchangedSince: m}
+""")
+    assert wiped.status == "failed"
+    assert "to be the same objects as at mark 'm'; deleted or replaced: " in wiped.failure.message
+    assert "; new: " in wiped.failure.message

@@ -493,3 +493,8 @@ def test_call_count_range_needs_a_sane_bound(steps_problems):
     ]
     (problem,) = steps_problems("- expectCalls: {GetInfo: {atLeast: 3, atMost: 1}}\n")
     assert problem.endswith("GetInfo.atMost: atMost (1) is below atLeast (3)")
+
+
+def test_unchanged_since_needs_an_earlier_mark(steps_problems):
+    (problem,) = steps_problems("- expectResourceSlices: {unchangedSince: later}\n- mark: later\n")
+    assert problem.endswith("expectResourceSlices.unchangedSince: unknown mark 'later' (marks so far: none)")
