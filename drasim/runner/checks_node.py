@@ -13,6 +13,8 @@ from drasim.errors import ApiError
 from drasim.runner.checks_common import find_pod, plural, pod_key, settle
 from drasim.runner.context import StepContext, StepFailure
 from drasim.scenario.expectations import (
+    CallCount,
+    ExpectConnections,
     ExpectMetric,
     ExpectMightNeedUnprepare,
     ExpectPod,
@@ -203,6 +205,49 @@ def _slice_change(world: World, mark: str, slices: list[dict[str, Any]], node: s
     parts = [f"{what}: {', '.join(names)}" for what, names in
              (("deleted or replaced", gone), ("new", new), ("updated", written)) if names]  # fmt: skip
     return "; ".join(parts)
+
+
+_CONNECTION_WORDS = {
+    "grpc-channel": "channels",
+    "grpc-connected": "connects",
+    "grpc-disconnected": "disconnects",
+}
+
+
+def check_connections(world: World, args: ExpectConnections, ctx: StepContext) -> None:
+    """expectConnections: gRPC channels, connects and disconnects of the kubelet to a driver."""
+    since = ctx.since(args.since)
+
+    def count(operation: str) -> int:
+        events = world.journal.events("kubelet", since_seq=since, operation=operation)
+        return sum(1 for e in events if not args.driver or e.get("driver") == args.driver)
+
+    def low(n: int | CallCount) -> int:
+        return n if isinstance(n, int) else (n.at_least or 0)
+
+    wanted = args.counts()
+    settle(world, lambda: all(count(op) >= low(n) for op, n in wanted.items()))
+    expected: dict[str, Any] = {}
+    actual: dict[str, Any] = {}
+    problems = []
+    for op, n in wanted.items():
+        word, found = _CONNECTION_WORDS[op], count(op)
+        expected[word] = n if isinstance(n, int) else n.describe()
+        actual[word] = found
+        if (found != n) if isinstance(n, int) else not n.holds(found):
+            problems.append(f"expected {expected[word]} {word}, found {found}")
+    if problems:
+        whose = f" to {args.driver}" if args.driver else ""
+        raise StepFailure(
+            f"gRPC connections of the kubelet{whose}: " + "; ".join(problems),
+            expected=expected,
+            actual=actual,
+            similar=[
+                e
+                for e in world.journal.events("kubelet", since_seq=since)
+                if str(e.get("operation", "")).startswith("grpc-")
+            ][-10:],
+        )
 
 
 # ------------------------------------------------------------------------ registration

@@ -24,6 +24,7 @@ NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
 DEVICE_NAME = re.compile(r"^(?=.{1,63}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _OPTIONAL_DRIVER = (
     ex.ExpectCalls, ex.CallMatch, ex.ExpectResourceSlices, ex.ExpectConsistentReplies, st.ClearFaults,
+    ex.ExpectConnections,
 )  # fmt: skip
 _PREPARE_TRIGGERS = {"startPod", "syncPod", "recreateSandbox", "advanceClock", "startKubelet"}
 _UNPREPARE_TRIGGERS = {"stopPod", "deletePod", "syncPod", "reconcile", "advanceClock", "startKubelet"}
@@ -333,7 +334,9 @@ class ScenarioChecker:
         )  # fmt: skip
         if nothing:
             self.fail(args, None, "this expectation checks nothing: give at least one of its checks")
-        if isinstance(args, ex.ExpectCalls):
+        if isinstance(args, ex.ExpectConnections) and not args.counts():
+            self.fail(args, None, "this expectation checks nothing: give channels, connects or disconnects")
+        if isinstance(args, ex.ExpectCalls | ex.ExpectConnections):
             for count in args.counts().values():
                 if isinstance(count, ex.CallCount):
                     self.check_call_count(count)

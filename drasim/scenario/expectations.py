@@ -300,6 +300,41 @@ class ExpectRegistered:
     connected: bool | None = field(default=None, metadata=doc("Whether some instance is connected."))
 
 
+@step("expectConnections")
+@dataclass(frozen=True, kw_only=True)
+class ExpectConnections:
+    """Count the kubelet's gRPC connections to a driver's DRA service within the window.
+
+    ``channels`` counts the client channels the kubelet created (upstream one
+    ``grpc.ClientConn`` per plugin registration, reused for every call); ``connects``
+    counts the times a channel became ready (the first connection and every reconnect, e.g.
+    after a plugin restart); ``disconnects`` the times a ready connection ended. A number is
+    exact; ``{atLeast: N}`` / ``{atMost: M}`` give a range. Connection changes arrive from
+    gRPC's threads: lower bounds are waited for briefly.
+    """
+
+    driver: str = field(default="", metadata=doc(_DRIVER_ANY))
+    since: str = field(default="start", metadata=doc(_SINCE))
+    channels: int | CallCount | None = field(
+        default=None, metadata=doc("Client channels created.", minimum=0)
+    )
+    connects: int | CallCount | None = field(
+        default=None, metadata=doc("Times a channel became connected (READY).", minimum=0)
+    )
+    disconnects: int | CallCount | None = field(
+        default=None, metadata=doc("Times a connected channel lost its connection.", minimum=0)
+    )
+
+    def counts(self) -> dict[str, int | CallCount]:
+        """The counts that were given, keyed by journal operation."""
+        given = {
+            "grpc-channel": self.channels,
+            "grpc-connected": self.connects,
+            "grpc-disconnected": self.disconnects,
+        }
+        return {op: n for op, n in given.items() if n is not None}
+
+
 @step("expectPod")
 @dataclass(frozen=True, kw_only=True)
 class ExpectPod:

@@ -200,3 +200,20 @@ def test_slices_unchanged_since_a_mark() -> None:
     assert wiped.status == "failed"
     assert "to be the same objects as at mark 'm'; deleted or replaced: " in wiped.failure.message
     assert "; new: " in wiped.failure.message
+
+
+def test_connection_counts() -> None:
+    result = run("""
+    - startPod: {name: a, claims: [gpu]}
+    - stopPod: a
+    - expectConnections: {channels: 1, connects: 1, disconnects: 0}
+    - mark: before
+    - restartPlugin: {downtime: 1}
+    - startPod: {name: b, claims: [gpu]}
+    - expectConnections:
+        {since: before, channels: {atMost: 1}, connects: {atLeast: 1}, disconnects: {atLeast: 1}}
+""")
+    assert result.status == "passed", explain(result)
+    failed = run("    - expectConnections: {channels: 2}\n")
+    assert failed.status == "failed"
+    assert failed.failure.message == "gRPC connections of the kubelet: expected 2 channels, found 1"
