@@ -94,6 +94,12 @@ class ScenarioChecker:
         if (drv.fake is None) == (drv.command is None):
             self.fail(drv, None, "a driver needs exactly one of 'fake' or 'command'")
         if drv.fake is not None:
+            if drv.fake.pool:
+                self.fail(
+                    drv.fake,
+                    "pool",
+                    "not supported by the fake plugin yet: its pool is always the node name (leave it empty)",
+                )
             if isinstance(drv.fake.devices, list):
                 if len(set(drv.fake.devices)) != len(drv.fake.devices):
                     self.fail(drv.fake, "devices", "device names must be unique")

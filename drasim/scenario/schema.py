@@ -94,7 +94,10 @@ class FakeDriverSpec:
             "driver name's first label, e.g. gpu-0) or a list of device names."
         ),
     )
-    pool: str = field(default="", metadata=doc("Pool name; empty means the node name."))
+    pool: str = field(
+        default="",
+        metadata=doc("Pool name; must stay empty for now: the fake plugin's pool is the node name."),
+    )
     services: list[str] = field(
         default_factory=lambda: list(DEFAULT_SERVICES),
         metadata=doc(

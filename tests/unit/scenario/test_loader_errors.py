@@ -498,3 +498,18 @@ def test_call_count_range_needs_a_sane_bound(steps_problems):
 def test_unchanged_since_needs_an_earlier_mark(steps_problems):
     (problem,) = steps_problems("- expectResourceSlices: {unchangedSince: later}\n- mark: later\n")
     assert problem.endswith("expectResourceSlices.unchangedSince: unknown mark 'later' (marks so far: none)")
+
+
+def test_fake_pool_is_refused_rather_than_ignored(problems):
+    text = """\
+    apiVersion: drasim.dev/v1alpha1
+    kind: Scenario
+    metadata: {name: t, description: A test scenario.}
+    spec:
+      driver:
+        fake: {name: gpu.example.com, pool: other}
+      steps:
+        - reconcile: {}
+    """
+    (problem,) = problems(text)
+    assert problem.startswith("s.yaml:6:41: spec.driver.fake.pool: not supported by the fake plugin yet")
