@@ -207,7 +207,11 @@ class GrpcDriverClient:
             if self._closed:
                 return
             self._closed = True
-            self._connected = False
+            was_connected, self._connected = self._connected, False
+        if was_connected:  # closing ends the connection (upstream's stats handler sees ConnEnd)
+            self._recorder.record(
+                "kubelet", operation="grpc-disconnected", driver=self._driver_name, endpoint=self._endpoint
+            )
         with contextlib.suppress(ValueError):
             self.channel.unsubscribe(self._on_state)
         threading.Thread(
