@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from drasim.scenario.common import ErrorMatch, GrpcCode, Health, KubeletOperation, PodPhase, Rpc, doc
+from drasim.scenario.limits import MAX_COUNT
 from drasim.scenario.registry import step
 
 _SINCE = "Window: 'start', 'previous' (the previous step of this name) or an earlier mark's name."
@@ -36,8 +37,12 @@ class CallMatch:
 class CallCount:
     """A range of call counts; in YAML a plain number means exactly that many."""
 
-    at_least: int | None = field(default=None, metadata=doc("At least this many calls.", minimum=0))
-    at_most: int | None = field(default=None, metadata=doc("At most this many calls.", minimum=0))
+    at_least: int | None = field(
+        default=None, metadata=doc("At least this many calls.", minimum=0, maximum=MAX_COUNT)
+    )
+    at_most: int | None = field(
+        default=None, metadata=doc("At most this many calls.", minimum=0, maximum=MAX_COUNT)
+    )
 
     def describe(self) -> str:
         """``at least 2``, ``at most 3`` or ``2 to 3``."""
@@ -70,25 +75,42 @@ class ExpectCalls:
     claim: str = field(default="", metadata=doc("Only count calls whose request carries this claim."))
     node_prepare_resources: int | CallCount | None = field(
         default=None,
-        metadata=doc(_COUNT.format("NodePrepareResources calls"), yaml="NodePrepareResources", minimum=0),
+        metadata=doc(
+            _COUNT.format("NodePrepareResources calls"),
+            yaml="NodePrepareResources",
+            minimum=0,
+            maximum=MAX_COUNT,
+        ),
     )
     node_unprepare_resources: int | CallCount | None = field(
         default=None,
-        metadata=doc(_COUNT.format("NodeUnprepareResources calls"), yaml="NodeUnprepareResources", minimum=0),
+        metadata=doc(
+            _COUNT.format("NodeUnprepareResources calls"),
+            yaml="NodeUnprepareResources",
+            minimum=0,
+            maximum=MAX_COUNT,
+        ),
     )
     get_info: int | CallCount | None = field(
-        default=None, metadata=doc(_COUNT.format("GetInfo calls"), yaml="GetInfo", minimum=0)
+        default=None,
+        metadata=doc(_COUNT.format("GetInfo calls"), yaml="GetInfo", minimum=0, maximum=MAX_COUNT),
     )
     notify_registration_status: int | CallCount | None = field(
         default=None,
         metadata=doc(
-            _COUNT.format("NotifyRegistrationStatus calls"), yaml="NotifyRegistrationStatus", minimum=0
+            _COUNT.format("NotifyRegistrationStatus calls"),
+            yaml="NotifyRegistrationStatus",
+            minimum=0,
+            maximum=MAX_COUNT,
         ),
     )
     node_watch_resources: int | CallCount | None = field(
         default=None,
         metadata=doc(
-            _COUNT.format("NodeWatchResources streams opened"), yaml="NodeWatchResources", minimum=0
+            _COUNT.format("NodeWatchResources streams opened"),
+            yaml="NodeWatchResources",
+            minimum=0,
+            maximum=MAX_COUNT,
         ),
     )
     calls: list[CallMatch] | None = field(default=None, metadata=doc("The exact sequence of calls."))
@@ -153,7 +175,8 @@ class DriverCheckpoint:
         default=None, metadata=doc("The exact device list, in stored order.")
     )
     device_count: int | None = field(
-        default=None, metadata=doc("Exact number of devices (catches duplicated devices).", minimum=0)
+        default=None,
+        metadata=doc("Exact number of devices (catches duplicated devices).", minimum=0, maximum=MAX_COUNT),
     )
 
 
@@ -165,7 +188,9 @@ class ClaimCheckpoint:
     pods: list[str] | None = field(default=None, metadata=doc("The exact set of pods (by name) in PodUIDs."))
     device_count: int | None = field(
         default=None,
-        metadata=doc("Exact number of devices over all drivers (catches duplicates).", minimum=0),
+        metadata=doc(
+            "Exact number of devices over all drivers (catches duplicates).", minimum=0, maximum=MAX_COUNT
+        ),
     )
     drivers: dict[str, DriverCheckpoint] | None = field(
         default=None, metadata=doc("Per driver; the key set must match exactly.")
@@ -184,7 +209,9 @@ class ExpectCheckpoint:
             "false: it is missing or does not decode."
         ),
     )
-    entries: int | None = field(default=None, metadata=doc("Exact number of claim entries.", minimum=0))
+    entries: int | None = field(
+        default=None, metadata=doc("Exact number of claim entries.", minimum=0, maximum=MAX_COUNT)
+    )
     claims: dict[str, ClaimCheckpoint] = field(
         default_factory=dict,
         metadata=doc("Entries that must be present, keyed by claim (namespace/name or name)."),
@@ -204,7 +231,9 @@ class ExpectCdiDevices:
     ids: list[str] | None = field(
         default=None, metadata=doc("The exact list, in order, duplicates included.")
     )
-    count: int | None = field(default=None, metadata=doc("Exact number of IDs.", minimum=0))
+    count: int | None = field(
+        default=None, metadata=doc("Exact number of IDs.", minimum=0, maximum=MAX_COUNT)
+    )
     unique: bool | None = field(default=None, metadata=doc("true: no ID appears twice; false: some ID does."))
     well_formed: bool | None = field(
         default=None, metadata=doc("true: every ID is a valid qualified CDI name 'vendor/class=name'.")
@@ -225,7 +254,8 @@ class ExpectCdiSpecs:
     )
     absent: list[str] = field(default_factory=list, metadata=doc("Glob patterns that must match no file."))
     count: int | None = field(
-        default=None, metadata=doc("Exact number of spec files (*.json, *.yaml).", minimum=0)
+        default=None,
+        metadata=doc("Exact number of spec files (*.json, *.yaml).", minimum=0, maximum=MAX_COUNT),
     )
     valid: bool = field(
         default=True,
@@ -256,7 +286,9 @@ class ExpectMetric:
     name: str = field(metadata=doc("Metric family, e.g. dra_resource_claims_in_use."))
     labels: dict[str, str] = field(default_factory=dict, metadata=doc("The series' exact labels."))
     value: float | None = field(default=None, metadata=doc("Gauge value."))
-    count: int | None = field(default=None, metadata=doc("Histogram: number of observations.", minimum=0))
+    count: int | None = field(
+        default=None, metadata=doc("Histogram: number of observations.", minimum=0, maximum=MAX_COUNT)
+    )
     present: bool | None = field(default=None, metadata=doc("Whether the series exists at all."))
 
 
@@ -269,9 +301,12 @@ class ExpectResourceSlices:
         default="", metadata=doc("Driver name (any, not only the scenario's); empty means every driver.")
     )
     node: str = field(default="", metadata=doc("Node name; empty means the kubelet's node."))
-    count: int | None = field(default=None, metadata=doc("Exact number of slices.", minimum=0))
+    count: int | None = field(
+        default=None, metadata=doc("Exact number of slices.", minimum=0, maximum=MAX_COUNT)
+    )
     devices: int | None = field(
-        default=None, metadata=doc("Exact number of devices across those slices.", minimum=0)
+        default=None,
+        metadata=doc("Exact number of devices across those slices.", minimum=0, maximum=MAX_COUNT),
     )
     unchanged_since: str = field(
         default="",
@@ -295,7 +330,7 @@ class ExpectRegistered:
         default=None, metadata=doc("The DRA service chosen for the newest instance, e.g. v1.DRAPlugin.")
     )
     instances: int | None = field(
-        default=None, metadata=doc("Exact number of registered instances.", minimum=0)
+        default=None, metadata=doc("Exact number of registered instances.", minimum=0, maximum=MAX_COUNT)
     )
     connected: bool | None = field(default=None, metadata=doc("Whether some instance is connected."))
 
@@ -316,13 +351,14 @@ class ExpectConnections:
     driver: str = field(default="", metadata=doc(_DRIVER_ANY))
     since: str = field(default="start", metadata=doc(_SINCE))
     channels: int | CallCount | None = field(
-        default=None, metadata=doc("Client channels created.", minimum=0)
+        default=None, metadata=doc("Client channels created.", minimum=0, maximum=MAX_COUNT)
     )
     connects: int | CallCount | None = field(
-        default=None, metadata=doc("Times a channel became connected (READY).", minimum=0)
+        default=None, metadata=doc("Times a channel became connected (READY).", minimum=0, maximum=MAX_COUNT)
     )
     disconnects: int | CallCount | None = field(
-        default=None, metadata=doc("Times a connected channel lost its connection.", minimum=0)
+        default=None,
+        metadata=doc("Times a connected channel lost its connection.", minimum=0, maximum=MAX_COUNT),
     )
 
     def counts(self) -> dict[str, int | CallCount]:
@@ -391,5 +427,6 @@ class ExpectConsistentReplies:
     driver: str = field(default="", metadata=doc(_DRIVER_ANY))
     since: str = field(default="start", metadata=doc(_SINCE))
     at_least: int = field(
-        default=2, metadata=doc("Minimum number of successful replies to compare.", minimum=1)
+        default=2,
+        metadata=doc("Minimum number of successful replies to compare.", minimum=1, maximum=MAX_COUNT),
     )
