@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import threading
 import time
 import uuid
@@ -268,9 +269,7 @@ class World:
             selector = f"spec.driver={driver},spec.nodeName={self.node}"
             with contextlib.suppress(ApiError):  # slices already as desired are kept, as a controller does
                 have = self.driver_api.list("resource.k8s.io/v1", "ResourceSlice", field_selector=selector)
-                if sorted(map(repr, (h.get("spec") for h in have))) == sorted(
-                    map(repr, (w.get("spec") for w in slices))
-                ):
+                if _specs(have) == _specs(slices):
                     return
             with contextlib.suppress(ApiError):
                 self.driver_api.delete_collection(
@@ -610,3 +609,8 @@ class World:
         if not self.options.keep_workspace:
             with contextlib.suppress(Exception):
                 self.workspace.remove()
+
+
+def _specs(slices: list[dict[str, Any]]) -> list[str]:
+    """The slices' specs in a canonical, order-independent form."""
+    return sorted(json.dumps(item.get("spec"), sort_keys=True) for item in slices)
