@@ -12,16 +12,19 @@ docs/pytest-plugin.md shows the whole surface with examples.
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from pathlib import Path
 
 import pytest
 
 from drasim.conformance import FAKE_PLUGIN, skip_reason
+from drasim.grpc_logging import quiet_grpc_logs
 from drasim.pytest_plugin.collect import ScenarioFile, ScenarioItem, matches
 from drasim.pytest_plugin.fixtures import (
     drasim_api_server,
     drasim_factory,
     drasim_journal,
+    drasim_kubelet_version,
     drasim_node,
     drasim_plugin,
     drasim_run,
@@ -33,10 +36,13 @@ from drasim.pytest_plugin.options import SETTINGS_KEY, Settings, add_options, re
 from drasim.pytest_plugin.reports import COLLECTOR_KEY, ResultCollector
 from drasim.report.model import ScenarioResult
 
+quiet_grpc_logs()  # pytest loads this plugin before any test module imports grpc
+
 __all__ = [
     "drasim_api_server",
     "drasim_factory",
     "drasim_journal",
+    "drasim_kubelet_version",
     "drasim_node",
     "drasim_plugin",
     "drasim_run",
@@ -83,6 +89,15 @@ def _add_suite_args(config: pytest.Config, dirs: tuple[Path, ...]) -> None:
     config.args.extend(d for d in wanted if d not in present)
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """With several ``--drasim-kubelet-version`` values, Python tests run once per version."""
+    versions = settings_of(metafunc.config).kubelet_versions
+    if len(versions) > 1 and "drasim_kubelet_version" in metafunc.fixturenames:
+        metafunc.parametrize(
+            "drasim_kubelet_version", versions, indirect=True, ids=[f"kubelet-{v}" for v in versions]
+        )
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     """Scenario files by glob or suite directory."""
     if matches(file_path, settings_of(parent.config)):
@@ -126,6 +141,15 @@ def missing_capability_reason(item: pytest.Item, settings: Settings) -> str:
     if isinstance(item, ScenarioItem):
         item.record(ScenarioResult.of(item.scenario, "skipped", skip_reason=reason))
     return reason
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Hook: a scenario item's report carries its result for the report directory."""
+    report = yield
+    if isinstance(item, ScenarioItem):
+        item.attach_result(report)
+    return report
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -5,7 +5,9 @@ to ``drasim_root``; a glob without ``/`` matches the file name at any depth) or 
 in the directory of the ``--drasim-suite``. Documents of other kinds in the same
 file (manifests kept next to a scenario) are ignored, not reported. Items are named
 after the scenario (``file.yaml::scenario-name``), point at the document's line, and
-carry a ``drasim_requires`` marker with the capabilities the scenario needs.
+carry a ``drasim_requires`` marker with the capabilities the scenario needs. With
+``--drasim-kubelet-version`` each scenario gives one item per version
+(``file.yaml::scenario-name[kubelet-1.34]``).
 """
 
 from __future__ import annotations
@@ -28,7 +30,13 @@ from drasim.scenario.schema import Scenario
 
 SUFFIXES = (".yaml", ".yml")
 _KIND_LINE = re.compile(r"^kind:\s*['\"]?Scenario['\"]?\s*(#.*)?$", re.MULTILINE)
-RESULT_PROPERTY = "drasim_result"
+RESULT_ATTRIBUTE = "drasim_result"
+"""The attribute of a scenario item's test report that carries its result (JSON form).
+
+Not a ``user_property``: pytest's ``--junitxml`` writes every user property into the
+user's XML (a ~17 KB dump per scenario). pytest-xdist serializes a report's extra
+attributes, so the result still reaches the controller.
+"""
 
 
 def glob_regex(pattern: str) -> re.Pattern[str]:
@@ -128,9 +136,15 @@ class ScenarioFile(pytest.File):
         return list(self._items(scenarios))
 
     def _items(self, scenarios: list[Scenario]) -> Iterator[ScenarioItem]:
+        from drasim.runner.versions import matrix_name
+
+        versions = settings_of(self.config).kubelet_versions
         for scenario in scenarios:
-            item = ScenarioItem.from_parent(self, name=scenario.name, scenario=scenario)
-            yield item
+            if not versions:
+                yield ScenarioItem.from_parent(self, name=scenario.name, scenario=scenario)
+            for version in versions:
+                name = matrix_name(scenario.name, version)
+                yield ScenarioItem.from_parent(self, name=name, scenario=scenario, kubelet_version=version)
 
 
 class ScenarioFailedError(Exception):
@@ -144,10 +158,12 @@ class ScenarioFailedError(Exception):
 class ScenarioItem(pytest.Item):
     """One scenario, run in a fresh simulated node by :func:`drasim.runner.run.run_scenario`."""
 
-    def __init__(self, *, scenario: Scenario, **kwargs: Any) -> None:
+    def __init__(self, *, scenario: Scenario, kubelet_version: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.scenario = scenario
+        self.kubelet_version = kubelet_version
         self.result: ScenarioResult | None = None
+        self._attached: ScenarioResult | None = None
         requirements = scenario_requirements(scenario)
         if requirements:
             self.add_marker(pytest.mark.drasim_requires(*[r.capability for r in requirements]))
@@ -159,7 +175,7 @@ class ScenarioItem(pytest.Item):
         from drasim.runner.run import run_scenario
 
         settings = settings_of(self.config)
-        result = run_scenario(settings.prepare(self.scenario), settings.run_options())
+        result = run_scenario(settings.prepare(self.scenario), settings.run_options(self.kubelet_version))
         self.record(result)
         if result.status == "skipped":
             pytest.skip(result.skip_reason or "skipped by the runner")
@@ -167,10 +183,14 @@ class ScenarioItem(pytest.Item):
             raise ScenarioFailedError(result)
 
     def record(self, result: ScenarioResult) -> None:
-        """Keep ``result`` for the report directory (it travels with the report under xdist)."""
+        """Keep ``result`` for the report directory (:func:`attach_result` sends it with the test report)."""
         self.result = result
-        self.user_properties[:] = [p for p in self.user_properties if p[0] != RESULT_PROPERTY]
-        self.user_properties.append((RESULT_PROPERTY, result.to_dict()))
+
+    def attach_result(self, report: pytest.TestReport) -> None:
+        """Put the result recorded since the last report on ``report`` (once per result)."""
+        if self.result is not None and self.result is not self._attached:
+            setattr(report, RESULT_ATTRIBUTE, self.result.to_dict())
+            self._attached = self.result
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         """The failing step, the message, expected vs actual, journal and driver output; no traceback."""

@@ -92,12 +92,27 @@ def describe_step(step: Step) -> str:
 
 
 def reproduce_command(scenario: Scenario, options: RunOptions) -> str:
-    """A command line that runs just this scenario again."""
+    """A command line that runs just this scenario again, with every option that changes its outcome.
+
+    That is the driver (``--driver-cmd``, ``--driver-name``, ``--capability``), the fake
+    plugin's injected bugs, ``--fsync`` and ``--time-scale``. Where files go
+    (``--workspace-dir``, ``--keep-workspace``) and how many run at once do not change it.
+    """
     words = ["drasim", "run", scenario.file or "<file>", "-k", scenario.name]
     if options.driver_cmd:
         words += ["--driver-cmd", options.driver_cmd]
+        if options.driver_name:
+            words += ["--driver-name", options.driver_name]
+        for capability in options.capabilities:
+            words += ["--capability", capability]
+    for bug in options.bugs:
+        words += ["--inject-bug", bug]
+    if options.fsync:
+        words.append("--fsync")
     if options.time_scale is not None:
-        words += ["--time-scale", str(options.time_scale)]
+        words += ["--time-scale", repr(options.time_scale)]
+    if options.kubelet_version:
+        words += ["--kubelet-version", options.kubelet_version]
     if options.scenario_timeout != DEFAULT_SCENARIO_TIMEOUT:
         words += ["--scenario-timeout", f"{options.scenario_timeout or 0:g}"]
     return shlex.join(words)
@@ -121,7 +136,8 @@ def _failure(
     tail = world.journal.tail(15) if world is not None and hasattr(world, "journal") else []
     return FailureInfo.build(
         message,
-        step_index=index,
+        # Step numbers count from 1 everywhere: terminal, reports and the journal's step events.
+        step_index=None if index is None else index + 1,
         step_text=text,
         expected=expected,
         actual=actual,
@@ -129,6 +145,22 @@ def _failure(
         journal_tail=tail,
         reproduce=reproduce_command(scenario, options),
     )
+
+
+def _skipped(result: ScenarioResult, scenario: Scenario, options: RunOptions) -> bool:
+    """Name the result after its kubelet version; mark it skipped (True) when it must not run."""
+    from drasim.runner.versions import matrix_name, resolve_version
+
+    result.kubelet_version, reason = resolve_version(scenario, options)
+    if options.kubelet_version:
+        result.name = matrix_name(scenario.name, result.kubelet_version)
+    if not reason and options.driver_cmd:
+        from drasim.conformance import real_driver_skip_reason
+
+        reason = real_driver_skip_reason(scenario, options.capabilities)
+    if reason:
+        result.status, result.skip_reason = "skipped", reason
+    return bool(reason)
 
 
 @dataclass
@@ -150,20 +182,17 @@ def run_scenario(scenario: Scenario, options: RunOptions | None = None) -> Scena
     options = options or RunOptions()
     started = time.monotonic()
     result = ScenarioResult.of(scenario, "passed")
-    if options.driver_cmd:
-        from drasim.conformance import real_driver_skip_reason
-
-        reason = real_driver_skip_reason(scenario, options.capabilities)
-        if reason:
-            result.status, result.skip_reason = "skipped", reason
-            return result
+    if _skipped(result, scenario, options):
+        return result
     world = World(scenario, options)
     progress = _Progress()
     try:
         if options.scenario_timeout is None:
             _drive(world, scenario, options, result, progress)
         else:
+            named = result
             result = _drive_with_limit(world, scenario, options, progress, options.scenario_timeout)
+            result.name, result.kubelet_version = named.name, named.kubelet_version
     finally:
         _finish(world, result)
         result.duration = time.monotonic() - started
@@ -318,23 +347,29 @@ def run_scenarios(
     environment: RunEnvironment | None = None,
 ) -> RunReport:
     """Run many scenarios (``jobs`` at a time); results keep the input order."""
+    from drasim.runner.versions import matrix, matrix_name
+
     options = options or RunOptions()
     started = time.monotonic()
-    results: list[ScenarioResult | None] = [None] * len(scenarios)
+    runs = matrix(list(scenarios), options)
+    results: list[ScenarioResult | None] = [None] * len(runs)
     stop = threading.Event()
     lock = threading.Lock()
 
     def one(i: int) -> None:
-        scenario = scenarios[i]
+        scenario, run_options = runs[i]
+        version = run_options.kubelet_version
+        name = matrix_name(scenario.name, version) if version else scenario.name
         if stop.is_set():
             results[i] = ScenarioResult.of(
                 scenario, "skipped", skip_reason="--fail-fast: an earlier scenario failed"
             )
+            results[i].name = name  # type: ignore[union-attr]
         else:
             if reporter is not None:
                 with lock:
-                    reporter.scenario_started(scenario.name, f"{scenario.file}:{scenario.line}")
-            results[i] = run_scenario(scenario, options)
+                    reporter.scenario_started(name, f"{scenario.file}:{scenario.line}")
+            results[i] = run_scenario(scenario, run_options)
             if fail_fast and results[i] is not None and results[i].status in ("failed", "error"):  # type: ignore[union-attr]
                 stop.set()
         if reporter is not None:
@@ -343,11 +378,11 @@ def run_scenarios(
 
     run: Callable[[int], None] = one
     if jobs <= 1:
-        for i in range(len(scenarios)):
+        for i in range(len(runs)):
             run(i)
     else:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            list(pool.map(run, range(len(scenarios))))
+            list(pool.map(run, range(len(runs))))
     report = RunReport(
         results=[r for r in results if r is not None], environment=environment or RunEnvironment()
     )

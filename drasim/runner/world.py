@@ -27,6 +27,8 @@ from drasim.clock import ScaledClock
 from drasim.errors import ApiError, ConfigError, DrasimError, KubeletError
 from drasim.journal import Journal
 from drasim.kubelet.manager import Manager
+from drasim.kubelet.profiles import KubeletVersion
+from drasim.kubelet.profiles import profile as version_profile
 from drasim.metrics import Metrics
 from drasim.plugins.host import PluginHost
 from drasim.plugins.registration import is_timeout
@@ -49,6 +51,15 @@ NODE_UID_NAMESPACE = uuid.UUID("6ba7b811-9dad-11d1-80b4-00c04fd430c8")
 
 class ScenarioAborted(DrasimError):  # noqa: N818 - it is an event, not an error
     """The run was aborted (its time limit passed): nothing may be started any more."""
+
+
+def _exited_on_its_own(handle: DriverHandle) -> bool:
+    """Whether ``handle`` is a driver process that ended without a stop or kill step.
+
+    A stopped or killed process is forgotten (no exit status); one that exited by
+    itself keeps its status until the next start.
+    """
+    return isinstance(handle, ProcessDriverHandle) and handle.process.returncode() is not None
 
 
 class SimulatedCrash(Exception):  # noqa: N818 - it is an event, not an error
@@ -79,6 +90,10 @@ class RunOptions:
     """Switch these fake-plugin bugs on in every fake driver (to prove scenarios catch them)."""
     capabilities: tuple[str, ...] = ()
     """What a ``driver_cmd`` driver supports (e.g. ``health``); scenarios needing more are skipped."""
+    kubelet_version: str | None = None
+    """Run as this kubelet version (``"1.34"``); None: the newest one ``kubeletVersions`` allows."""
+    kubelet_versions: tuple[str, ...] = ()
+    """``run_scenarios`` runs every scenario once per version listed here (``--kubelet-version``)."""
     scenario_timeout: float | None = DEFAULT_SCENARIO_TIMEOUT
     """Real seconds one scenario may run (set-up and steps); then it is stopped and fails. None: no limit."""
     fsync: bool = False
@@ -126,6 +141,9 @@ class World:
     """Notified whenever a health report arrived (guards ``health``)."""
     scheduling: threading.Lock = field(default_factory=threading.Lock, init=False)
     """Held while a pod is scheduled (claims allocated and reserved), as the scheduler is serial."""
+    _driver_clients: dict[str, MemoryCluster] = field(default_factory=dict, init=False)
+    version: KubeletVersion = field(default_factory=version_profile, init=False)
+    """The kubelet version the next kubelet start uses (``restartKubelet: {version: ...}`` changes it)."""
     _http: Any = field(default=None, init=False)
     aborted: threading.Event = field(default_factory=threading.Event, init=False)
     """Set when the run is stopped from outside (time limit): waits end, nothing new starts."""
@@ -168,12 +186,17 @@ class World:
         self.workspace = create_workspace(self.options.workspace_dir, keep=self.options.keep_workspace)
         self.journal = Journal()
         self.metrics = Metrics()
-        versions = list(self.scenario.spec.api_server.resource_api_versions)
+        from drasim.runner.versions import resolve_version
+
+        self.version = version_profile(resolve_version(self.scenario, self.options)[0])
+        versions = self._served_resource_versions()
         self.store = ObjectStore(
             served={"resource.k8s.io": versions}, recorder=self.journal, sleep=self._latency
         )
         self.runner_api = MemoryCluster(self.store, client="runner")
-        self.kubelet_api = MemoryCluster(self.store, client="kubelet")
+        self.kubelet_api = MemoryCluster(
+            self.store, client="kubelet", claim_version=self.version.resource_api_version
+        )
         self.driver_api = MemoryCluster(self.store, client="driver")
         self._create_node()
         for spec in self._driver_specs():
@@ -185,6 +208,27 @@ class World:
         for handle in self.drivers.values():
             self.start_driver(handle, wait=False)
         self.start_kubelet()
+
+    def _served_resource_versions(self) -> list[str]:
+        """resource.k8s.io versions to serve: the scenario's, plus (when it kept the default) the
+        versions its kubelets read claims through, as a cluster of that release serves them."""
+        from drasim.scenario.schema import ApiServerSpec
+
+        versions: list[str] = list(self.scenario.spec.api_server.resource_api_versions)
+        if versions != ApiServerSpec().resource_api_versions:
+            return versions
+        needed = [self.version.resource_api_version]
+        needed += [version_profile(v).resource_api_version for v in _restart_versions(self.scenario)]
+        return versions + [v for v in dict.fromkeys(needed) if v not in versions]
+
+    def effective_services(self) -> list[str]:
+        """DRA services the kubelet offers: its version's, narrowed by a scenario's ``kubelet.services``."""
+        from drasim.scenario.common import DEFAULT_SERVICES
+
+        chosen = list(self.profile.services)
+        if chosen == list(DEFAULT_SERVICES):
+            return list(self.version.dra_services)
+        return [s for s in chosen if self.version.supports_service(s)]
 
     def _create_node(self) -> None:
         node = {
@@ -220,7 +264,7 @@ class World:
                 spec=fake,
                 workspace=self.workspace,
                 node_name=self.node,
-                claim_source=self.driver_api.get_resource_claim,
+                claim_source=self.driver_client(fake.name).get_resource_claim,
                 recorder=self.journal,
                 publisher=self._publisher(fake.name),
                 time_scale=self.time_scale,
@@ -262,8 +306,22 @@ class World:
             self._kubeconfig = self._http.write_kubeconfig(self.workspace.root / "kubeconfig")
         return self._kubeconfig
 
+    def driver_client(self, driver: str) -> MemoryCluster:
+        """The API client of in-process fake ``driver``: calls are journaled under its name.
+
+        Faults aimed at ``client: driver`` hit it all the same (every client name other than
+        kubelet and runner is a driver), and the report draws its calls on its own lifeline.
+        """
+        if driver in ("kubelet", "runner", "driver"):
+            return self.driver_api
+        client = self._driver_clients.get(driver)
+        if client is None:
+            client = self._driver_clients[driver] = MemoryCluster(self.store, client=driver)
+        return client
+
     def _publisher(self, driver: str) -> Callable[[list[dict[str, Any]]], None]:
         """Make the API server hold exactly ``slices`` for (driver, this node), like a slice controller."""
+        api = self.driver_client(driver)
 
         def publish(slices: list[dict[str, Any]]) -> None:
             selector = f"spec.driver={driver},spec.nodeName={self.node}"
@@ -272,11 +330,9 @@ class World:
                 if _specs(have) == _specs(slices):
                     return
             with contextlib.suppress(ApiError):
-                self.driver_api.delete_collection(
-                    "resource.k8s.io/v1", "ResourceSlice", field_selector=selector
-                )
+                api.delete_collection("resource.k8s.io/v1", "ResourceSlice", field_selector=selector)
             for item in slices:
-                self.driver_api.create(item)
+                api.create(item)
 
         return publish
 
@@ -387,7 +443,11 @@ class World:
             host.sync(timeout=1.0)
             return bool(outcomes())
 
-        handle.process.wait_until(attempted, timeout=timeout, what=f"driver {driver} to register")
+        try:
+            handle.process.wait_until(attempted, timeout=timeout, what=f"driver {driver} to register")
+        except DriverProcessError:
+            self._journal_exit(handle)
+            raise
         outcome = outcomes()[-1]
         if outcome.get("outcome") != "registered":
             return
@@ -409,6 +469,7 @@ class World:
             handle.publishes_slices = True
         except DriverProcessError:
             if not handle.running:
+                self._journal_exit(handle)
                 raise
             self.journal.record(
                 "plugin-process",
@@ -416,6 +477,21 @@ class World:
                 driver=driver,
                 message=f"no ResourceSlice of this driver and node appeared within {SLICE_TIMEOUT:g}s",
             )
+
+    def _journal_exit(self, handle: ProcessDriverHandle) -> None:
+        """Record that a driver process ended on its own (``plugin-process`` ``exited``), if it did."""
+        code = handle.process.returncode()
+        if code is None:
+            return
+        process = handle.process
+        self.journal.record(
+            "plugin-process",
+            action="exited",
+            driver=handle.name,
+            pid=process.pid,
+            returncode=code,
+            stderr_tail=process.tail(process.stderr_path),
+        )
 
     def settle_registrations(self) -> None:
         """Rescan the registry until a pass changes no registration (at most a few passes).
@@ -472,7 +548,8 @@ class World:
             clock=self._clock,
             recorder=self.journal,
             metrics=self.metrics,
-            services=list(self.profile.services),
+            services=self.effective_services(),
+            version=self.version,
             call_timeout=timers.call_timeout,
             slice_wiper=self,
             node_name=self.node,
@@ -489,7 +566,10 @@ class World:
             reconcile_period=1e9,
         )
         checkpoint = FileCheckpointStore(
-            self.workspace.checkpoint_path, recorder=self.journal, fsync=self.options.fsync
+            self.workspace.checkpoint_path,
+            recorder=self.journal,
+            fsync=self.options.fsync,
+            write_share_id=self.version.checkpoint_share_id,
         )
         try:
             manager = Manager(
@@ -500,12 +580,13 @@ class World:
                 recorder=self.journal,
                 metrics=self.metrics,
                 hooks=self._hook,
+                version=self.version,
             )
         except KubeletError as err:
             host.stop()
-            self.journal.record("kubelet", operation="start", error=str(err))
+            self.journal.record("kubelet", operation="start", error=str(err), version=self.version.version)
             raise
-        self.journal.record("kubelet", operation="start", error=None)
+        self.journal.record("kubelet", operation="start", error=None, version=self.version.version)
         self.health.clear()
         # The startup wipe of every ResourceSlice of this node is due at once.
         scheduler.advance(0.0)
@@ -521,9 +602,18 @@ class World:
                 # The start-up wipe removed its slices; wait until its controller republished.
                 handle.slices_seen_for_start = -1
         for name, handle in self.drivers.items():
-            if handle.running:
+            # A driver process that already exited on its own (not stopped by a step) is
+            # waited for too: the wait reports its exit status and output at once, instead
+            # of the scenario failing later on "0 available" devices.
+            if handle.running or _exited_on_its_own(handle):
                 self.wait_registration_attempt(name)
         self._republish_slices()
+
+    def set_version(self, version: str) -> None:
+        """Use another kubelet version from the next start on (an upgrade or a downgrade)."""
+        previous, self.version = self.version.version, version_profile(version)
+        self.kubelet_api.claim_version = self.version.resource_api_version
+        self.journal.record("kubelet", operation="version", previous=previous, version=self.version.version)
 
     def _republish_slices(self) -> None:
         """Fake drivers' slice controllers notice the wipe and publish again."""
@@ -614,3 +704,22 @@ class World:
 def _specs(slices: list[dict[str, Any]]) -> list[str]:
     """The slices' specs in a canonical, order-independent form."""
     return sorted(json.dumps(item.get("spec"), sort_keys=True) for item in slices)
+
+
+def _restart_versions(scenario: Scenario) -> list[str]:
+    """Every ``version`` of a restartKubelet/startKubelet step (also nested ones), in order."""
+    found: list[str] = []
+
+    def visit(step: Any) -> None:
+        args = getattr(step, "args", None)
+        version = getattr(args, "version", None)
+        if isinstance(version, str) and version:
+            found.append(version)
+        for name in ("during", "steps"):
+            nested = getattr(args, name, None)
+            for item in nested if isinstance(nested, list) else [nested] if nested is not None else []:
+                visit(item)
+
+    for step in scenario.spec.steps:
+        visit(step)
+    return found
