@@ -326,7 +326,7 @@ class World:
         def publish(slices: list[dict[str, Any]]) -> None:
             selector = f"spec.driver={driver},spec.nodeName={self.node}"
             with contextlib.suppress(ApiError):  # slices already as desired are kept, as a controller does
-                have = self.driver_api.list("resource.k8s.io/v1", "ResourceSlice", field_selector=selector)
+                have = api.list("resource.k8s.io/v1", "ResourceSlice", field_selector=selector)
                 if _specs(have) == _specs(slices):
                     return
             with contextlib.suppress(ApiError):
