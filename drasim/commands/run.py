@@ -144,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
     from drasim.runner.run import run_scenarios
     from drasim.scenario import builtin_scenario_dir, load_paths
     from drasim.scenario.limits import DEFAULT_SCENARIO_TIMEOUT, MAX_TIME_SCALE
+    from drasim.timescale import reported_time_scale
 
     if args.jobs < 1:
         raise ConfigError(f"-j/--jobs must be at least 1, got {args.jobs}")
@@ -177,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
     environment = RunEnvironment(
         driver=args.driver_cmd or "fake",
         backend="http" if args.driver_cmd else "memory",
-        time_scale=args.time_scale if args.time_scale is not None else 0.01,
+        time_scale=reported_time_scale((s.spec.kubelet.time_scale for s in scenarios), options.time_scale),
         extra={"kubeletVersions": ",".join(options.kubelet_versions)} if options.kubelet_versions else {},
     )
     reporter = TerminalReporter(verbose=args.verbose)

@@ -5,26 +5,7 @@ New code imports :mod:`drasim.profiles`; this module stays so existing imports k
 
 from __future__ import annotations
 
-from drasim.profiles import (
-    DEFAULT_VERSION,
-    PROFILES,
-    VERSIONS,
-    KubeletVersion,
-    VersionError,
-    allowed_versions,
-    check_constraint,
-    parse_version_list,
-    profile,
-)
+from drasim import profiles as _profiles
+from drasim.profiles import *  # noqa: F403
 
-__all__ = [
-    "DEFAULT_VERSION",
-    "PROFILES",
-    "VERSIONS",
-    "KubeletVersion",
-    "VersionError",
-    "allowed_versions",
-    "check_constraint",
-    "parse_version_list",
-    "profile",
-]
+__all__ = _profiles.__all__

@@ -21,6 +21,7 @@ from drasim.report.html import write_html
 from drasim.report.json_report import write_json
 from drasim.report.junit import write_junit
 from drasim.report.model import RunEnvironment, RunReport, ScenarioResult
+from drasim.timescale import reported_time_scale
 
 COLLECTOR_KEY = pytest.StashKey["ResultCollector"]()
 
@@ -67,7 +68,10 @@ class ResultCollector:
             environment=RunEnvironment(
                 driver=settings.driver_cmd or "fake",
                 backend="http" if settings.driver_cmd else "memory",
-                time_scale=settings.time_scale if settings.time_scale is not None else 0.01,
+                time_scale=reported_time_scale(
+                    (r.time_scale for r in self.results.values() if r.time_scale is not None),
+                    settings.time_scale,
+                ),
                 extra={"runner": "pytest", **({"suite": settings.suite} if settings.suite else {})},
             ),
         )

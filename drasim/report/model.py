@@ -160,6 +160,9 @@ class ScenarioResult:
     artifacts: dict[str, str] = field(default_factory=dict)
     kubelet_version: str = ""
     """The kubelet version the scenario ran as (``"1.34"``; empty in reports of older drasim)."""
+    time_scale: float | None = None
+    """The scenario's own ``timeScale`` (``None`` in reports of older drasim); a run's override,
+    when given, is the report's ``environment.timeScale`` (see :mod:`drasim.timescale`)."""
 
     @classmethod
     def of(cls, scenario: Scenario, status: Status, *, skip_reason: str = "") -> ScenarioResult:
@@ -172,6 +175,7 @@ class ScenarioResult:
             description=scenario.metadata.description,
             tags=list(scenario.metadata.tags),
             skip_reason=skip_reason,
+            time_scale=scenario.spec.kubelet.time_scale,
         )
 
     def __post_init__(self) -> None:
@@ -212,6 +216,7 @@ class ScenarioResult:
             "stderr": self.stderr,
             "artifacts": dict(self.artifacts),
             "kubeletVersion": self.kubelet_version,
+            "timeScale": self.time_scale,
         }
 
     @classmethod
@@ -233,6 +238,7 @@ class ScenarioResult:
             stderr=str(data.get("stderr", "")),
             artifacts={str(k): str(v) for k, v in (data.get("artifacts") or {}).items()},
             kubelet_version=str(data.get("kubeletVersion", "")),
+            time_scale=float(data["timeScale"]) if data.get("timeScale") is not None else None,
         )
 
 

@@ -39,6 +39,7 @@ from drasim.runner.process import DriverProcessError
 from drasim.runner.workspace import Workspace, create_workspace
 from drasim.scenario.limits import DEFAULT_SCENARIO_TIMEOUT
 from drasim.scenario.schema import DriverSpec, Scenario
+from drasim.timescale import effective_time_scale
 
 # How long (real seconds) we wait for a plugin registration or deregistration.
 REGISTRATION_TIMEOUT = 15.0
@@ -167,8 +168,7 @@ class World:
     @property
     def time_scale(self) -> float:
         """Real seconds per nominal second."""
-        scale = self.options.time_scale
-        return float(scale if scale is not None else self.profile.time_scale)
+        return effective_time_scale(self.profile.time_scale, self.options.time_scale)
 
     @property
     def clock(self) -> ScaledClock:

@@ -44,6 +44,7 @@ from drasim.scenario.limits import (
     RESOURCE_SLICE_MAX_DEVICES,
 )
 from drasim.scenario.registry import STEP_TYPES, Step, StepType
+from drasim.timescale import DEFAULT_TIME_SCALE
 
 __all__ = [
     "STEP_TYPES",
@@ -238,7 +239,7 @@ class KubeletProfile:
     )
     timers: Timers = field(default_factory=Timers, metadata=doc("Kubelet timers."))
     time_scale: float = field(
-        default=0.01,
+        default=DEFAULT_TIME_SCALE,
         metadata=doc("Real seconds per nominal second (1 = real time).", minimum=0, maximum=MAX_TIME_SCALE),
     )
     re_prepare_after_restart: RePreparePolicy = field(
