@@ -228,6 +228,8 @@ def _run_measured(path: Path) -> tuple[Any, float, int]:
 
 
 @pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="needs /proc to measure memory")
+# A background thread that dies (the plugin reconciler once overflowed a lock timeout) is a failure.
+@pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
 @settings(
     max_examples=20,
     deadline=None,
