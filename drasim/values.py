@@ -8,6 +8,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+#: The points in the kubelet manager's PrepareResources / UnprepareResources where a test hook
+#: runs, in the order they are passed: the vocabulary of a scenario's ``restartKubelet.crashAt``
+#: and of :data:`drasim.kubelet.manager.HOOK_POINTS`.
+KUBELET_HOOK_POINTS: tuple[str, ...] = (
+    "prepare:after-validation",
+    "prepare:after-pod-reference-checkpoint",
+    "prepare:after-batch",
+    "prepare:after-rpc",
+    "unprepare:after-claim-selection",
+    "unprepare:after-batch",
+    "unprepare:after-rpc",
+)
+
 
 @dataclass(frozen=True)
 class ClaimRef:

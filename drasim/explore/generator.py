@@ -175,7 +175,7 @@ class StepGenerator:
         else:
             during = Step(name="startPod", args=self.new_pod(b, b // 3))
         downtime = DOWNTIMES[b % len(DOWNTIMES)]
-        return S.RestartKubelet(crash_at=point, during=during, downtime=downtime)  # type: ignore[arg-type]
+        return S.RestartKubelet(crash_at=point, during=during, downtime=downtime)
 
 
 Args = tuple[int, int, int]

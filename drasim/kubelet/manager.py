@@ -60,7 +60,7 @@ from drasim.metrics import Metrics
 from drasim.profiles import KubeletVersion
 from drasim.profiles import profile as version_profile
 from drasim.state import ClaimInfoState
-from drasim.values import ClaimRef
+from drasim.values import KUBELET_HOOK_POINTS, ClaimRef
 
 __all__ = ["HOOK_POINTS", "OPERATIONS_DURATION", "Manager"]
 
@@ -71,15 +71,7 @@ _OPERATIONS_HELP = (
     "UnprepareResources) and separated by the success of the operation. The number of failed operations "
     "is provided through the histogram's overall count."
 )
-HOOK_POINTS = (
-    "prepare:after-validation",
-    "prepare:after-pod-reference-checkpoint",
-    "prepare:after-batch",
-    "prepare:after-rpc",
-    "unprepare:after-claim-selection",
-    "unprepare:after-batch",
-    "unprepare:after-rpc",
-)
+HOOK_POINTS = KUBELET_HOOK_POINTS
 
 
 @dataclass

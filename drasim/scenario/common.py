@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from drasim.apiversions import DEFAULT_DRA_SERVICES, DRA_SERVICES
 from drasim.scenario.limits import MAX_COUNT, MAX_DURATION, MAX_HTTP_STATUS
+from drasim.values import KUBELET_HOOK_POINTS
 
 API_VERSION = "drasim.dev/v1alpha1"
 KIND = "Scenario"
@@ -78,15 +79,10 @@ ApiVerb = Literal["any", "get", "list", "watch", "create", "update", "patch", "d
 ApiClient = Literal["any", "kubelet", "driver", "runner"]
 """Who made an API request: the emulated kubelet, the driver under test, or the runner itself."""
 
-CrashPoint = Literal[
-    "prepare:after-validation",
-    "prepare:after-pod-reference-checkpoint",
-    "prepare:after-batch",
-    "prepare:after-rpc",
-    "unprepare:after-claim-selection",
-    "unprepare:after-batch",
-    "unprepare:after-rpc",
-]
+if TYPE_CHECKING:
+    CrashPoint = str
+else:  # the manager's hook points, one list (drasim.values)
+    CrashPoint = Literal[KUBELET_HOOK_POINTS]
 """Kubelet hook points where ``restartKubelet.crashAt`` makes the kubelet die (see docs/scenarios.md)."""
 
 CRASH_POINT_MEANING: dict[str, str] = {

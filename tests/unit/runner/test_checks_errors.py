@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,20 +12,7 @@ from drasim.runner import checks
 from drasim.runner.context import StepFailure
 from drasim.scenario.expectations import ExpectError, ExpectNoError
 
-
-def _support() -> Any:
-    name = "drasim_test_checks_world"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("checks_world.py"))
-        assert spec is not None
-        assert spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-W = _support()
+W: Any = sys.modules["drasim_test_checks_world"]  # loaded by conftest.py
 
 
 @pytest.fixture

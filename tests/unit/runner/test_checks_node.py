@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,20 +23,7 @@ from drasim.scenario.steps import Container, ContainerClaim
 from drasim.state import ClaimInfoState, DriverState
 from drasim.values import Device
 
-
-def _support() -> Any:
-    name = "drasim_test_checks_world"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("checks_world.py"))
-        assert spec is not None
-        assert spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-W = _support()
+W: Any = sys.modules["drasim_test_checks_world"]  # loaded by conftest.py
 
 
 @pytest.fixture
