@@ -37,22 +37,12 @@ from drasim.explore.violations import Violation
 from drasim.journal import RpcCall
 from drasim.runner.drivers import FakeDriverHandle
 from drasim.runner.world import World
+from drasim.scenario import schema as _schema  # noqa: F401 - registers every step before steps_with
+from drasim.scenario.registry import steps_with
 
 RESOURCE_V1 = "resource.k8s.io/v1"
 
-LIFECYCLE_STEPS = frozenset(
-    {
-        "stopKubelet",
-        "startKubelet",
-        "restartKubelet",
-        "restartPlugin",
-        "killPlugin",
-        "stopPlugin",
-        "startPlugin",
-        "fault",
-        "clearFaults",
-    }
-)
+LIFECYCLE_STEPS = steps_with("lifecycle")
 """Steps that change what may fail while they run; ``fault-free-succeeds`` does not judge them."""
 
 OPERATIONS: dict[str, str] = {
@@ -62,7 +52,7 @@ OPERATIONS: dict[str, str] = {
 }
 """Kubelet journal operation -> the scenario language's ``operation`` (expectNoError/expectError)."""
 
-OPERATION_STEPS = frozenset({"startPod", "syncPod", "recreateSandbox", "stopPod", "deletePod"})
+OPERATION_STEPS = steps_with("operation")
 """Steps whose own result is the kubelet operation they run (their ``expectError`` is its error)."""
 
 CLAIM_RPCS = ("NodePrepareResources", "NodeUnprepareResources")

@@ -227,7 +227,7 @@ class ExpectCheckpoint:
     )
 
 
-@step("expectCdiDevices")
+@step("expectCdiDevices", pod_field=True)
 @dataclass(frozen=True, kw_only=True)
 class ExpectCdiDevices:
     """Check the CDI device IDs the kubelet hands a container (GetResources), computed now."""
@@ -387,7 +387,7 @@ class ExpectConnections:
         return {op: n for op, n in given.items() if n is not None}
 
 
-@step("expectPod")
+@step("expectPod", pod_field=True)
 @dataclass(frozen=True, kw_only=True)
 class ExpectPod:
     """Check a pod's phase as the runner tracks it, and whether its deletion is pending in the API server."""
@@ -403,7 +403,7 @@ class ExpectPod:
     )
 
 
-@step("expectHealth")
+@step("expectHealth", pod_field=True)
 @dataclass(frozen=True, kw_only=True)
 class ExpectHealth:
     """Check a container's ``allocatedResourcesStatus`` entry ``claim:<claim>[/<request>]``.

@@ -23,6 +23,13 @@ class StepType:
     ``shorthand`` names the field a non-mapping value fills (``stopPod: a`` means
     ``stopPod: {pod: a}``); ``mapping_field`` names a dict field that takes the whole
     mapping (``expectMightNeedUnprepare: {a: true}``).
+
+    The traits say what the step does, in one place for every reader (scenario validation,
+    explore's oracle and reproducer): ``prepares`` / ``unprepares``: the kubelet may run
+    PrepareResources / UnprepareResources during it; ``operation``: the step's own result is
+    that kubelet operation (its ``expectError`` is the operation's error); ``pod_field``: its
+    ``pod`` field names a pod started earlier; ``lifecycle``: it changes what may fail while it
+    runs (kubelet or plugin restarts, faults).
     """
 
     name: str
@@ -30,6 +37,11 @@ class StepType:
     kind: StepKind
     shorthand: str | None = None
     mapping_field: str | None = None
+    prepares: bool = False
+    unprepares: bool = False
+    operation: bool = False
+    pod_field: bool = False
+    lifecycle: bool = False
 
     @property
     def summary(self) -> str:
@@ -42,16 +54,34 @@ STEP_TYPES: dict[str, StepType] = {}
 
 
 def step(
-    name: str, *, shorthand: str | None = None, mapping_field: str | None = None
+    name: str,
+    *,
+    shorthand: str | None = None,
+    mapping_field: str | None = None,
+    prepares: bool = False,
+    unprepares: bool = False,
+    operation: bool = False,
+    pod_field: bool = False,
+    lifecycle: bool = False,
 ) -> Callable[[type[T]], type[T]]:
-    """Register a step dataclass under its YAML name. Names starting with ``expect`` are expectations."""
+    """Register a step dataclass under its YAML name, with its traits (see :class:`StepType`).
+
+    Names starting with ``expect`` are expectations.
+    """
 
     def register(cls: type[T]) -> type[T]:
         kind: StepKind = "expectation" if name.startswith("expect") else "action"
-        STEP_TYPES[name] = StepType(name, cls, kind, shorthand, mapping_field)
+        STEP_TYPES[name] = StepType(
+            name, cls, kind, shorthand, mapping_field, prepares, unprepares, operation, pod_field, lifecycle
+        )
         return cls
 
     return register
+
+
+def steps_with(trait: str) -> frozenset[str]:
+    """The names of the registered steps that have ``trait`` (``"unprepares"``, ...)."""
+    return frozenset(name for name, t in STEP_TYPES.items() if getattr(t, trait))
 
 
 @dataclass(frozen=True, kw_only=True)

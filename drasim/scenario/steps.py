@@ -165,7 +165,7 @@ class Container:
     init: bool = field(default=False, metadata=doc("Make it an init container."))
 
 
-@step("startPod", shorthand="name")
+@step("startPod", shorthand="name", prepares=True, operation=True)
 @dataclass(frozen=True, kw_only=True)
 class StartPod:
     """Bind a new pod to the node; the kubelet prepares its resources (PrepareResources).
@@ -196,7 +196,7 @@ class StartPod:
     expect_error: ErrorMatch | str | None = field(default=None, metadata=doc(_EXPECT_ERROR))
 
 
-@step("syncPod", shorthand="pod")
+@step("syncPod", shorthand="pod", prepares=True, unprepares=True, operation=True, pod_field=True)
 @dataclass(frozen=True, kw_only=True)
 class SyncPod:
     """Make the kubelet's pod worker sync the pod now (no clock change).
@@ -209,7 +209,7 @@ class SyncPod:
     expect_error: ErrorMatch | str | None = field(default=None, metadata=doc(_EXPECT_ERROR))
 
 
-@step("recreateSandbox", shorthand="pod")
+@step("recreateSandbox", shorthand="pod", prepares=True, operation=True, pod_field=True)
 @dataclass(frozen=True, kw_only=True)
 class RecreateSandbox:
     """A Running pod's sandbox is re-created: the kubelet runs PrepareResources for it again.
@@ -222,7 +222,7 @@ class RecreateSandbox:
     expect_error: ErrorMatch | str | None = field(default=None, metadata=doc(_EXPECT_ERROR))
 
 
-@step("restartContainer")
+@step("restartContainer", pod_field=True)
 @dataclass(frozen=True, kw_only=True)
 class RestartContainer:
     """A container restarts inside its existing sandbox: no DRA call; its CDI devices are computed again."""
@@ -233,7 +233,7 @@ class RestartContainer:
     )
 
 
-@step("stopPod", shorthand="pod")
+@step("stopPod", shorthand="pod", unprepares=True, operation=True, pod_field=True)
 @dataclass(frozen=True, kw_only=True)
 class StopPod:
     """The pod's containers finish (phase Succeeded); the kubelet unprepares (UnprepareResources).
@@ -246,7 +246,7 @@ class StopPod:
     expect_error: ErrorMatch | str | None = field(default=None, metadata=doc(_EXPECT_ERROR))
 
 
-@step("deletePod", shorthand="pod")
+@step("deletePod", shorthand="pod", unprepares=True, operation=True, pod_field=True)
 @dataclass(frozen=True, kw_only=True)
 class DeletePod:
     """Graceful deletion: containers stop, the kubelet unprepares, then the pod is removed.
@@ -262,7 +262,7 @@ class DeletePod:
     expect_error: ErrorMatch | str | None = field(default=None, metadata=doc(_EXPECT_ERROR))
 
 
-@step("forceDeletePod", shorthand="pod")
+@step("forceDeletePod", shorthand="pod", pod_field=True)
 @dataclass(frozen=True, kw_only=True)
 class ForceDeletePod:
     """Remove the pod from the API server at once (grace period 0).
@@ -278,7 +278,7 @@ class ForceDeletePod:
     expect_error: ErrorMatch | str | None = field(default=None, metadata=doc(_EXPECT_ERROR))
 
 
-@step("reconcile")
+@step("reconcile", unprepares=True)
 @dataclass(frozen=True, kw_only=True)
 class Reconcile:
     """Run one pass of the kubelet's reconcile loop now: unprepare claims of pods that are not active.
@@ -287,7 +287,7 @@ class Reconcile:
     """
 
 
-@step("advanceClock", shorthand="seconds")
+@step("advanceClock", shorthand="seconds", prepares=True, unprepares=True)
 @dataclass(frozen=True, kw_only=True)
 class AdvanceClock:
     """Move the kubelet's clock forward and fire every timer that falls due, in time order.
@@ -302,13 +302,13 @@ class AdvanceClock:
     seconds: float = field(metadata=doc("Nominal seconds to advance.", minimum=0, maximum=MAX_DURATION))
 
 
-@step("stopKubelet")
+@step("stopKubelet", lifecycle=True)
 @dataclass(frozen=True, kw_only=True)
 class StopKubelet:
     """Stop the kubelet cleanly: its in-memory state is dropped; checkpoint, sockets and plugins remain."""
 
 
-@step("startKubelet")
+@step("startKubelet", prepares=True, unprepares=True, lifecycle=True)
 @dataclass(frozen=True, kw_only=True)
 class StartKubelet:
     """Start a new kubelet from the checkpoint (a failed start leaves the kubelet stopped).
@@ -330,7 +330,7 @@ class StartKubelet:
     )
 
 
-@step("restartKubelet")
+@step("restartKubelet", lifecycle=True)
 @dataclass(frozen=True, kw_only=True)
 class RestartKubelet:
     """Stop and start the kubelet, cleanly or by crashing at a hook point.
@@ -365,7 +365,7 @@ class RestartKubelet:
     )
 
 
-@step("restartPlugin", shorthand="driver")
+@step("restartPlugin", shorthand="driver", lifecycle=True)
 @dataclass(frozen=True, kw_only=True)
 class RestartPlugin:
     """Stop the plugin gracefully (sockets removed), wait ``downtime``, start it again.
@@ -380,7 +380,7 @@ class RestartPlugin:
     )
 
 
-@step("killPlugin", shorthand="driver")
+@step("killPlugin", shorthand="driver", lifecycle=True)
 @dataclass(frozen=True, kw_only=True)
 class KillPlugin:
     """Kill the plugin process (SIGKILL): no cleanup, its sockets stay behind, in-flight calls fail."""
@@ -388,7 +388,7 @@ class KillPlugin:
     driver: str = field(default="", metadata=doc(_DRIVER))
 
 
-@step("stopPlugin", shorthand="driver")
+@step("stopPlugin", shorthand="driver", lifecycle=True)
 @dataclass(frozen=True, kw_only=True)
 class StopPlugin:
     """Stop the plugin gracefully: it removes its sockets; the kubelet deregisters it, queues a slice wipe."""
@@ -396,7 +396,7 @@ class StopPlugin:
     driver: str = field(default="", metadata=doc(_DRIVER))
 
 
-@step("startPlugin", shorthand="driver")
+@step("startPlugin", shorthand="driver", lifecycle=True)
 @dataclass(frozen=True, kw_only=True)
 class StartPlugin:
     """Start a stopped or killed plugin; returns when the kubelet finished the registration attempt."""
@@ -412,7 +412,7 @@ class DeregisterPlugin:
     driver: str = field(default="", metadata=doc(_DRIVER))
 
 
-@step("fault")
+@step("fault", lifecycle=True)
 @dataclass(frozen=True, kw_only=True)
 class Fault:
     """Add a fault rule for a plugin's gRPC methods or for the API server (exactly one of the two)."""
@@ -421,7 +421,7 @@ class Fault:
     api_server: ApiFault | None = field(default=None, metadata=doc("An API-server fault rule."))
 
 
-@step("clearFaults")
+@step("clearFaults", lifecycle=True)
 @dataclass(frozen=True, kw_only=True)
 class ClearFaults:
     """Remove fault rules: those of one driver, or all plugin and API-server rules."""

@@ -14,7 +14,7 @@ import re
 import string
 from collections.abc import Iterator
 from dataclasses import fields, is_dataclass
-from typing import Any
+from typing import Any, cast
 
 from drasim.errors import ConfigError
 from drasim.scenario import expectations as ex
@@ -22,7 +22,7 @@ from drasim.scenario import steps as st
 from drasim.scenario.common import ApiFault, ErrorMatch, PluginFault
 from drasim.scenario.decoder import Decoder
 from drasim.scenario.limits import MAX_NODE_DEVICES, MAX_STEPS
-from drasim.scenario.registry import Step
+from drasim.scenario.registry import STEP_TYPES, Step, steps_with
 from drasim.scenario.schema import COMMAND_PLACEHOLDERS, DriverSpec, Scenario
 from drasim.scenario.typeinfo import camel
 
@@ -32,12 +32,10 @@ _OPTIONAL_DRIVER = (
     ex.ExpectCalls, ex.CallMatch, ex.ExpectResourceSlices, ex.ExpectConsistentReplies, st.ClearFaults,
     ex.ExpectConnections,
 )  # fmt: skip
-_PREPARE_TRIGGERS = {"startPod", "syncPod", "recreateSandbox", "advanceClock", "startKubelet"}
-_UNPREPARE_TRIGGERS = {"stopPod", "deletePod", "syncPod", "reconcile", "advanceClock", "startKubelet"}
-_POD_FIELD_STEPS = (
-    st.SyncPod, st.RecreateSandbox, st.RestartContainer, st.StopPod, st.DeletePod, st.ForceDeletePod,
-    ex.ExpectCdiDevices, ex.ExpectPod, ex.ExpectHealth,
-)  # fmt: skip
+# From the step traits (``@step(..., prepares=True)``); steps and expectations are imported above.
+_PREPARE_TRIGGERS = steps_with("prepares")
+_UNPREPARE_TRIGGERS = steps_with("unprepares")
+_POD_FIELD_STEPS = tuple(t.cls for t in STEP_TYPES.values() if t.pod_field)
 
 
 class ScenarioChecker:
@@ -307,7 +305,7 @@ class ScenarioChecker:
     def check_step_refs(self, args: object) -> None:
         """Pods, drivers and marks a step refers to must exist."""
         if isinstance(args, _POD_FIELD_STEPS):
-            self.check_pod_ref(args, args.pod)
+            self.check_pod_ref(args, cast("Any", args).pod)  # pod_field steps all have ``pod``
         if isinstance(args, ex.ExpectError) and args.pod:
             self.check_pod_ref(args, args.pod)
         if isinstance(args, ex.ExpectMightNeedUnprepare):

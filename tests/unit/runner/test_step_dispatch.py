@@ -29,3 +29,25 @@ def test_every_handler_has_a_step() -> None:
 def test_expectations_are_checks_and_actions_are_handlers() -> None:
     for t in STEP_TYPES.values():
         assert (t.cls in CHECKS) == (t.kind == "expectation"), t.name
+
+
+def test_step_traits_are_consistent() -> None:
+    """The traits every reader relies on (validation, explore) hold for each registered step."""
+    import dataclasses
+
+    from drasim.scenario.registry import steps_with
+
+    for t in STEP_TYPES.values():
+        if t.pod_field:
+            assert "pod" in {f.name for f in dataclasses.fields(t.cls)}, t.name
+    # A step whose result is a kubelet operation runs PrepareResources or UnprepareResources.
+    assert steps_with("operation") <= steps_with("prepares") | steps_with("unprepares")
+    assert steps_with("prepares") == {
+        "startPod",
+        "syncPod",
+        "recreateSandbox",
+        "advanceClock",
+        "startKubelet",
+    }
+    assert "stopPod" in steps_with("unprepares")
+    assert "restartKubelet" in steps_with("lifecycle")
