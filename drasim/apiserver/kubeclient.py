@@ -24,6 +24,9 @@ from drasim.apiserver.watch import WatchEvent
 from drasim.errors import ApiError, ConfigError
 
 JSON = "application/json"
+#: Real seconds a request other than a watch may take before it fails (a hung cluster must not
+#: hang a run).
+DEFAULT_TIMEOUT = 30.0
 
 
 def _api_error(status: int, body: bytes) -> ApiError:
@@ -114,7 +117,13 @@ class KubeClientCluster:
     """
 
     def __init__(
-        self, source: str | os.PathLike[str] | Any, *, claim_version: str = "v1", context: str | None = None
+        self,
+        source: str | os.PathLike[str] | Any,
+        *,
+        claim_version: str = "v1",
+        context: str | None = None,
+        user_agent: str | None = None,
+        timeout: float | None = DEFAULT_TIMEOUT,
     ) -> None:
         if isinstance(source, str | os.PathLike):
             from kubernetes import config
@@ -123,10 +132,14 @@ class KubeClientCluster:
                 self.api_client = config.new_client_from_config(  # type: ignore[no-untyped-call]
                     config_file=os.fspath(source), context=context
                 )
-            except (config.ConfigException, OSError) as err:
-                raise ConfigError(f"cannot load kubeconfig {os.fspath(source)!r}: {err}") from err
+            except (config.ConfigException, OSError, ValueError, TypeError, AttributeError) as err:
+                detail = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+                raise ConfigError(f"cannot load kubeconfig {os.fspath(source)!r}: {detail}") from err
         else:
             self.api_client = source
+        if user_agent:
+            self.api_client.user_agent = user_agent
+        self.timeout = timeout
         self.claim_version = claim_version
         self._registry = Registry({RESOURCE_GROUP: RESOURCE_VERSIONS})
         self._created: list[tuple[str, str, str, str]] = []
@@ -154,7 +167,7 @@ class KubeClientCluster:
         query: list[tuple[str, str]] | None = None,
         body: Any = None,
         content_type: str = JSON,
-        timeout: float | None = None,
+        timeout: float | tuple[float, float | None] | None = None,
     ) -> Any:
         """One request; returns the urllib3 response (status 2xx) or raises ApiError."""
         headers = {"Accept": JSON}
@@ -168,13 +181,27 @@ class KubeClientCluster:
             body=body,
             auth_settings=["BearerToken"],
         )
-        response = self.api_client.call_api(*request, _request_timeout=timeout)
+        try:
+            response = self.api_client.call_api(
+                *request, _request_timeout=self.timeout if timeout is None else timeout
+            )
+        except Exception as err:  # urllib3 / ssl / socket errors: the server is unreachable
+            raise unreachable(self.api_client.configuration.host, err) from err
         if not 200 <= response.status <= 299:
             raise _api_error(response.status, response.read() or b"")
         return response
 
     def _json(self, method: str, path: str, **kwargs: Any) -> Any:
         return json.loads(self._send(method, path, **kwargs).read() or b"null")
+
+    @property
+    def host(self) -> str:
+        """The API server URL from the kubeconfig."""
+        return str(self.api_client.configuration.host)
+
+    def request_json(self, method: str, path: str, body: Any = None) -> Any:
+        """Any JSON request (discovery, ``/version``, access reviews); ApiError on failure."""
+        return self._json(method, path, body=body)
 
     @staticmethod
     def _id(obj: Mapping[str, Any]) -> tuple[str, str, str, str]:
@@ -295,11 +322,18 @@ class KubeClientCluster:
         *,
         uid: str | None = None,
         resource_version: str | None = None,
+        grace_period_seconds: int | None = None,
     ) -> KubeObject:
-        """DELETE with optional preconditions (sent as DeleteOptions)."""
+        """DELETE with optional preconditions and grace period (sent as DeleteOptions)."""
         ns = self._ns(api_version, kind, namespace)
         pre = {k: v for k, v in (("uid", uid), ("resourceVersion", resource_version)) if v}
-        body = {"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": pre} if pre else None
+        body: dict[str, Any] | None = None
+        if pre or grace_period_seconds is not None:
+            body = {"apiVersion": "v1", "kind": "DeleteOptions"}
+            if pre:
+                body["preconditions"] = pre
+            if grace_period_seconds is not None:
+                body["gracePeriodSeconds"] = grace_period_seconds
         result: KubeObject = self._json("DELETE", self._path(api_version, kind, ns, name), body=body)
         return result
 
@@ -342,7 +376,10 @@ class KubeClientCluster:
             query.append(("resourceVersionMatch", "NotOlderThan"))
         if timeout_seconds:
             query.append(("timeoutSeconds", str(timeout_seconds)))
-        response = self._send("GET", self._path(api_version, kind, namespace), query=query)
+        # Connecting may time out; reading an idle watch may not.
+        response = self._send(
+            "GET", self._path(api_version, kind, namespace), query=query, timeout=(self.timeout or 30.0, None)
+        )
         return KubeWatch(response.response)
 
     def reset(self) -> None:
@@ -359,6 +396,12 @@ class KubeClientCluster:
                     if gone.code != 404:
                         raise
         self._created.clear()
+
+
+def unreachable(host: str, err: BaseException) -> ApiError:
+    """The error for a request that got no HTTP answer (connection refused, TLS, timeout)."""
+    detail = str(getattr(err, "reason", None) or err).strip() or type(err).__name__
+    return ApiError(503, "ServiceUnavailable", f"cannot reach the API server at {host}: {detail}")
 
 
 def _selectors(label_selector: str, field_selector: str) -> list[tuple[str, str]]:

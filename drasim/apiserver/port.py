@@ -104,8 +104,9 @@ class Cluster(Protocol):
         *,
         uid: str | None = None,
         resource_version: str | None = None,
+        grace_period_seconds: int | None = None,
     ) -> KubeObject:
-        """DELETE with optional preconditions; returns the deleted object."""
+        """DELETE with optional preconditions (``grace_period_seconds=0``: a pod goes at once)."""
         ...
 
     def delete_collection(

@@ -83,7 +83,44 @@ def register(subparsers: Any) -> None:
         "does (off by default: writes are atomic either way, and fsync costs milliseconds on a disk)",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="print each scenario as it starts")
+    add_backend_arguments(parser)
     parser.set_defaults(func=run)
+
+
+# -- backends (issue 12) --------------------------------------------------------------------
+def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--backend``, ``--kubeconfig``, ``--context``."""
+    parser.add_argument(
+        "--backend",
+        choices=("memory", "http", "kubeconfig"),
+        help="API server: memory (in-process, the default), http (drasim's HTTP API server; the "
+        "kubelet reads through the kubernetes client), kubeconfig (a real cluster, see --kubeconfig)",
+    )
+    parser.add_argument(
+        "--kubeconfig",
+        type=Path,
+        metavar="FILE",
+        help="with --backend kubeconfig: the cluster (default: $KUBECONFIG, then ~/.kube/config)",
+    )
+    parser.add_argument("--context", metavar="NAME", help="with --backend kubeconfig: the kubeconfig context")
+
+
+def backend_options(args: argparse.Namespace) -> dict[str, Any]:
+    """RunOptions fields for the backend flags; a real cluster is checked once, before any scenario."""
+    if args.backend != "kubeconfig":
+        if args.kubeconfig is not None or args.context is not None:
+            raise ConfigError("--kubeconfig and --context need --backend kubeconfig")
+        return {"backend": args.backend}
+    from drasim.runner.backends import default_kubeconfig
+    from drasim.runner.preflight import check_cluster
+
+    path = args.kubeconfig or default_kubeconfig()
+    if path is None:
+        raise ConfigError(
+            "--backend kubeconfig needs --kubeconfig FILE ($KUBECONFIG is unset, no ~/.kube/config)"
+        )
+    check_cluster(path, args.context)
+    return {"backend": "kubeconfig", "kubeconfig": path, "context": args.context}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -121,7 +158,9 @@ def run(args: argparse.Namespace) -> int:
     if not scenarios:
         print("drasim run: no scenario matched", file=sys.stderr)
         return 2
+    backend = backend_options(args)
     options = RunOptions(
+        **backend,
         time_scale=args.time_scale,
         driver_cmd=args.driver_cmd,
         driver_name=args.driver_name,
@@ -133,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
     )
     environment = RunEnvironment(
         driver=args.driver_cmd or "fake",
-        backend="http" if args.driver_cmd else "memory",
+        backend=args.backend or ("http" if args.driver_cmd else "memory"),
         time_scale=args.time_scale if args.time_scale is not None else 0.01,
     )
     reporter = TerminalReporter(verbose=args.verbose)

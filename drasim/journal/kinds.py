@@ -20,6 +20,7 @@ KUBELET: Final = "kubelet"
 PLUGIN_PROCESS: Final = "plugin-process"
 FAULT: Final = "fault"
 MERGE_ERROR: Final = "merge-error"
+BACKEND: Final = "backend"
 
 KIND_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {
     STEP: ("index", "name", "text"),
@@ -31,6 +32,7 @@ KIND_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {
     PLUGIN_PROCESS: ("action", "driver", "pid", "returncode", "stdout_tail", "stderr_tail"),
     FAULT: ("where", "description", "spec"),
     MERGE_ERROR: ("source", "path", "line", "message"),
+    BACKEND: ("action", "object", "error"),
 }
 """The documented fields of each kind (others may be added; readers ignore unknown ones)."""
 

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 from drasim.errors import DrasimError
 from drasim.report.model import FailureInfo, RunEnvironment, RunReport, ScenarioResult
 from drasim.runner.actions import run_action
+from drasim.runner.backends import backend_skip_reason
 from drasim.runner.context import StepContext, StepFailure
 from drasim.runner.drivers import ProcessDriverHandle
 from drasim.runner.world import RunOptions, SimulatedCrash, World
@@ -93,6 +94,10 @@ def reproduce_command(scenario: Scenario, options: RunOptions) -> str:
         words += ["--driver-cmd", options.driver_cmd]
     if options.time_scale is not None:
         words += ["--time-scale", str(options.time_scale)]
+    if options.backend:
+        words += ["--backend", options.backend]
+    if options.kubeconfig is not None:
+        words += ["--kubeconfig", str(options.kubeconfig)]
     return shlex.join(words)
 
 
@@ -124,6 +129,17 @@ def _failure(
     )
 
 
+def _skip_reason(scenario: Scenario, options: RunOptions) -> str:
+    """Why the scenario cannot run with these options: the driver under test, or the backend."""
+    if options.driver_cmd:
+        from drasim.conformance import real_driver_skip_reason
+
+        reason = real_driver_skip_reason(scenario, options.capabilities)
+        if reason:
+            return reason
+    return backend_skip_reason(scenario, options.backend)
+
+
 def run_scenario(scenario: Scenario, options: RunOptions | None = None) -> ScenarioResult:
     """Run one scenario in a fresh world; never raises for scenario or driver problems."""
     from drasim.runner.checks import run_check
@@ -131,13 +147,10 @@ def run_scenario(scenario: Scenario, options: RunOptions | None = None) -> Scena
     options = options or RunOptions()
     started = time.monotonic()
     result = ScenarioResult.of(scenario, "passed")
-    if options.driver_cmd:
-        from drasim.conformance import real_driver_skip_reason
-
-        reason = real_driver_skip_reason(scenario, options.capabilities)
-        if reason:
-            result.status, result.skip_reason = "skipped", reason
-            return result
+    reason = _skip_reason(scenario, options)
+    if reason:
+        result.status, result.skip_reason = "skipped", reason
+        return result
     world = World(scenario, options)
     step: Step | None = None
     index: int | None = None

@@ -1,0 +1,423 @@
+"""API-server backends of a scenario run: where objects live and how each client reaches them.
+
+========== ============================== =============================================
+backend    objects live in                the runner, the kubelet and fake drivers use
+========== ============================== =============================================
+memory     an in-process ObjectStore      MemoryCluster (direct calls)
+http       the same store behind          KubeClientCluster (the kubernetes client)
+           HttpApiServer on 127.0.0.1     over HTTP, exactly as a driver does
+kubeconfig a real cluster's API server    KubeClientCluster built from the kubeconfig
+========== ============================== =============================================
+
+A driver process always gets a kubeconfig: the HTTP server's (started on demand for
+``memory``) or the user's. On a real cluster (``kubeconfig``) each scenario gets fresh
+namespaces (``default`` becomes ``drasim-<scenario>-<random>``, any other namespace
+``<that>-<name>``), a fake Node named ``<that>-<node>``, and the cluster-scoped objects
+the scenario defines (DeviceClasses, ResourceSlices) get the same prefix; everything is
+labelled ``drasim.dev/run=<prefix>`` and deleted in :meth:`Backend.close`. Nothing else
+in the cluster is written. The kubelet core never learns which backend it runs on: it
+is handed a ClaimReader like any other.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import os
+import re
+import secrets
+import threading
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from drasim.apiserver import MemoryCluster, ObjectStore
+from drasim.apiserver.port import Cluster
+from drasim.errors import ApiError, ConfigError
+
+if TYPE_CHECKING:
+    from drasim.journal import Journal
+    from drasim.scenario.schema import Scenario
+
+BACKENDS = ("memory", "http", "kubeconfig")
+RUN_LABEL = "drasim.dev/run"
+"""Label on every object the kubeconfig backend creates (``kubectl delete ns,node -l drasim.dev/run``)."""
+MANAGED_BY = {"app.kubernetes.io/managed-by": "drasim"}
+# The kinds a scenario may define that are not namespaced (everything else is).
+CLUSTER_SCOPED = frozenset({"Node", "Namespace", "ResourceSlice", "DeviceClass"})
+# Who is who in the API server's journal and fault rules (drasim.apiserver.faults.CLIENT_KINDS).
+RUNNER, KUBELET, DRIVER = "runner", "kubelet", "driver"
+_NOT_DNS = re.compile(r"[^a-z0-9-]+")
+
+
+def default_kubeconfig() -> Path | None:
+    """Where kubectl would look: the first file of ``$KUBECONFIG``, else ``~/.kube/config`` (if present)."""
+    env = os.environ.get("KUBECONFIG", "")
+    for item in env.split(os.pathsep):
+        if item:
+            return Path(item).expanduser()
+    home = Path("~/.kube/config").expanduser()
+    return home if home.is_file() else None
+
+
+class Backend:
+    """The memory backend, and the interface of every backend.
+
+    ``runner_api``, ``kubelet_api`` and ``driver_api`` are the three clients (the journal
+    and fault rules tell them apart); ``store`` is ``None`` when drasim does not own the
+    server (no fault injection). The ``*name``/``namespace``/``relocate`` mappings are the
+    identity except on a real cluster.
+    """
+
+    name = "memory"
+    real_cluster = False
+    """The server assigns UIDs and runs controllers: pods are created before their claims are reserved."""
+
+    def __init__(self, scenario: Scenario, journal: Journal, root: Path) -> None:
+        self.scenario = scenario
+        self.journal = journal
+        self.root = root
+        versions = list(scenario.spec.api_server.resource_api_versions)
+        self.store: ObjectStore | None = ObjectStore(served={"resource.k8s.io": versions}, recorder=journal)
+        self._http: Any = None
+        self._kubeconfig: Path | None = None
+        self.runner_api: Cluster = MemoryCluster(self.store, client=RUNNER)
+        self.kubelet_api: Cluster = MemoryCluster(self.store, client=KUBELET)
+        self.driver_api: Cluster = MemoryCluster(self.store, client=DRIVER)
+
+    @property
+    def node(self) -> str:
+        """The node the emulated kubelet runs as."""
+        return self.node_name(str(self.scenario.spec.kubelet.node))
+
+    def node_name(self, name: str) -> str:
+        """The API-server name of a node the scenario names."""
+        return name
+
+    def namespace(self, namespace: str) -> str:
+        """The API-server namespace of a scenario namespace."""
+        return namespace
+
+    def object_name(self, kind: str, name: str) -> str:  # noqa: ARG002 - renamed on a real cluster
+        """The API-server name of an object the scenario names (cluster-scoped kinds may be renamed)."""
+        return name
+
+    def relocate(self, manifest: Mapping[str, Any]) -> dict[str, Any]:
+        """A scenario manifest as this backend creates it."""
+        return dict(manifest)
+
+    def kubeconfig(self) -> Path:
+        """A kubeconfig for driver processes (memory: starts the HTTP face of the store on first use)."""
+        if self._kubeconfig is None:
+            self._kubeconfig = self._start_http()
+        return self._kubeconfig
+
+    def _start_http(self) -> Path:
+        from drasim.apiserver.http import HttpApiServer
+
+        self._http = HttpApiServer(self.store).start()
+        path: Path = self._http.write_kubeconfig(self.root / "kubeconfig")
+        return path
+
+    def setup(self) -> None:
+        """Create what the run needs before the scenario's objects (namespaces, on a real cluster)."""
+
+    def close(self) -> None:
+        """Stop the HTTP server, delete what the run created on a real cluster; never raises."""
+        if self._http is not None:
+            with contextlib.suppress(Exception):
+                self._http.stop()
+            self._http = None
+
+
+class HttpBackend(Backend):
+    """The store behind drasim's HTTP API server; every client talks to it with the kubernetes client."""
+
+    name = "http"
+
+    def __init__(self, scenario: Scenario, journal: Journal, root: Path) -> None:
+        super().__init__(scenario, journal, root)
+        from drasim.apiserver.kubeclient import KubeClientCluster
+
+        path = self.kubeconfig()
+        self.runner_api = KubeClientCluster(path, user_agent=RUNNER)
+        self.kubelet_api = KubeClientCluster(path, user_agent=KUBELET)
+        self.driver_api = KubeClientCluster(path, user_agent=DRIVER)
+
+
+class KubeconfigBackend(Backend):
+    """A real cluster (or any API server) reached only through a kubeconfig file."""
+
+    name = "kubeconfig"
+    real_cluster = True
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        journal: Journal,
+        root: Path,
+        path: Path,
+        *,
+        context: str | None = None,
+        expand: Callable[[Any], Any] = lambda value: value,
+    ) -> None:
+        from drasim.apiserver.kubeclient import KubeClientCluster
+
+        super().__init__(scenario, journal, root)
+        self.store = None
+        self.path = path
+        self.runner_api = KubeClientCluster(path, context=context, user_agent=f"drasim-{RUNNER}")
+        self.kubelet_api = KubeClientCluster(path, context=context, user_agent=f"drasim-{KUBELET}")
+        self.driver_api = KubeClientCluster(path, context=context, user_agent=f"drasim-{DRIVER}")
+        self.prefix = run_prefix(scenario.name)
+        self._lock = threading.Lock()
+        self._namespaces: dict[str, str] = {}
+        self._created: dict[tuple[str, str, str], None] = {}
+        self._expand = expand
+        self._classes: set[str] | None = None
+        self._node_created = False
+        self._nodes: set[str] = set()
+
+    # ------------------------------------------------------------- name mapping
+    def node_name(self, name: str) -> str:
+        """``<prefix>-<name>``: the run's fake node, and fake other nodes the scenario mentions."""
+        if name.startswith(f"{self.prefix}-"):
+            return name
+        real = f"{self.prefix}-{name}"
+        self._nodes.add(real)
+        return real
+
+    def namespace(self, namespace: str) -> str:
+        """``default`` → ``<prefix>``, ``x`` → ``<prefix>-x``; created on first use."""
+        namespace = namespace or "default"
+        if namespace in self._namespaces.values():
+            return namespace  # already an API-server namespace
+        with self._lock:
+            real = self._namespaces.get(namespace)
+            if real is None:
+                real = (
+                    self.prefix if namespace == "default" else f"{self.prefix}-{namespace}"[:63].rstrip("-")
+                )
+                self._create_namespace(real)
+                self._namespaces[namespace] = real
+        return real
+
+    def object_name(self, kind: str, name: str) -> str:
+        """Cluster-scoped objects the scenario defines are prefixed (names are unique cluster-wide)."""
+        if kind == "Node":
+            return self.node_name(name)
+        if kind == "Namespace":
+            return self.namespace(name)
+        if kind in CLUSTER_SCOPED and not name.startswith(f"{self.prefix}-"):
+            return f"{self.prefix}-{name}"
+        return name
+
+    def relocate(self, manifest: Mapping[str, Any]) -> dict[str, Any]:
+        """Namespaces mapped, cluster-scoped names prefixed, references to them rewritten, labelled."""
+        obj: dict[str, Any] = copy.deepcopy(dict(manifest))
+        kind = str(obj.get("kind") or "")
+        md = obj.setdefault("metadata", {})
+        if kind in CLUSTER_SCOPED:
+            if md.get("name"):
+                md["name"] = self.object_name(kind, str(md["name"]))
+            if md.get("generateName"):
+                md["generateName"] = f"{self.prefix}-{md['generateName']}"
+            if kind not in ("Node", "Namespace"):
+                self._track(str(obj.get("apiVersion") or ""), kind, str(md.get("name") or ""))
+        else:
+            md["namespace"] = self.namespace(str(md.get("namespace") or "default"))
+        md.setdefault("labels", {})[RUN_LABEL] = self.prefix
+        spec = obj.get("spec")
+        if kind == "ResourceSlice" and isinstance(spec, dict) and spec.get("nodeName"):
+            spec["nodeName"] = self.node_name(str(spec["nodeName"]))
+        if self._classes is None:  # names as the manifests read once $(DRIVER) is expanded
+            self._classes = {str(self._expand(name)) for name in _defined(self.scenario, "DeviceClass")}
+        _rename_classes(obj, {name: self.object_name("DeviceClass", name) for name in self._classes})
+        return obj
+
+    def _track(self, api_version: str, kind: str, name: str) -> None:
+        if name:
+            with self._lock:
+                self._created[(api_version, kind, name)] = None
+
+    # ------------------------------------------------------------- lifetime
+    def kubeconfig(self) -> Path:
+        """The user's kubeconfig: a driver under test reaches the same cluster."""
+        return self.path
+
+    def setup(self) -> None:
+        """The scenario's default namespace, then the fake Node."""
+        self.namespace("default")
+        node = {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {
+                "name": self.node,
+                "labels": {
+                    "kubernetes.io/hostname": self.node[:63].rstrip("-"),
+                    RUN_LABEL: self.prefix,
+                    **MANAGED_BY,
+                },
+            },
+            # Nothing real is ever scheduled onto the fake node.
+            "spec": {
+                "unschedulable": True,
+                "taints": [{"key": "drasim.dev/fake-node", "effect": "NoSchedule"}],
+            },
+        }
+        self.runner_api.create(node)
+        self._node_created = True
+
+    def _create_namespace(self, name: str) -> None:
+        manifest = {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": name, "labels": {RUN_LABEL: self.prefix, **MANAGED_BY}},
+        }
+        self.runner_api.create(manifest)
+        self.journal.record("backend", action="created", object=f"Namespace/{name}")
+
+    def close(self) -> None:
+        """Delete the namespaces, the node's slices, the scenario's cluster-scoped objects, the Node."""
+        deletions: list[tuple[str, str, str, str]] = [
+            ("v1", "Namespace", name, "") for name in self._namespaces.values()
+        ]
+        deletions += [(api, kind, name, "") for api, kind, name in reversed(list(self._created))]
+        for api_version, kind, name, namespace in deletions:
+            self._delete(api_version, kind, name, namespace)
+        for node in sorted(self._nodes):
+            with contextlib.suppress(ApiError):
+                self.runner_api.delete_collection(
+                    "resource.k8s.io/v1", "ResourceSlice", field_selector=f"spec.nodeName={node}"
+                )
+        if self._node_created:
+            self._delete("v1", "Node", self.node, "")
+        super().close()
+
+    def _delete(self, api_version: str, kind: str, name: str, namespace: str) -> None:
+        try:
+            self.runner_api.delete(api_version, kind, name, namespace)
+            self.journal.record("backend", action="deleted", object=f"{kind}/{name}")
+        except ApiError as err:
+            if err.code != 404:
+                self.journal.record(
+                    "backend", action="delete-failed", object=f"{kind}/{name}", error=str(err)
+                )
+
+
+def open_backend(
+    name: str,
+    scenario: Scenario,
+    journal: Journal,
+    root: Path,
+    *,
+    kubeconfig: Path | None = None,
+    context: str | None = None,
+    expand: Callable[[Any], Any] = lambda value: value,
+) -> Backend:
+    """The backend ``name`` for one scenario run (not yet set up); ``expand`` fills in ``$(DRIVER)``."""
+    if name == "memory":
+        return Backend(scenario, journal, root)
+    if name == "http":
+        return HttpBackend(scenario, journal, root)
+    if name == "kubeconfig":
+        path = kubeconfig or default_kubeconfig()
+        if path is None:
+            raise ConfigError("--backend kubeconfig needs --kubeconfig FILE (or $KUBECONFIG, ~/.kube/config)")
+        return KubeconfigBackend(scenario, journal, root, path, context=context, expand=expand)
+    raise ConfigError(f"unknown backend {name!r}; valid backends: {', '.join(BACKENDS)}")
+
+
+def run_prefix(scenario_name: str) -> str:
+    """``drasim-<scenario>-<5 random>``: a DNS label (at most 63 characters), unique per run."""
+    slug = _NOT_DNS.sub("-", scenario_name.lower()).strip("-")[:40].rstrip("-")
+    suffix = secrets.token_hex(3)[:5]
+    return f"drasim-{slug}-{suffix}" if slug else f"drasim-{suffix}"
+
+
+def _defined(scenario: Scenario, kind: str) -> set[str]:
+    """Names of the objects of ``kind`` the scenario itself defines (objects, apply and create steps)."""
+    names: set[str] = set()
+    manifests: list[Any] = list(scenario.spec.objects)
+    pending = list(scenario.spec.steps)
+    while pending:
+        step = pending.pop()
+        manifests += list(getattr(step.args, "objects", None) or [])
+        inner = getattr(step.args, "steps", None)
+        if isinstance(inner, list):
+            pending += inner
+        during = getattr(step.args, "during", None)
+        if during is not None and hasattr(during, "args"):
+            pending.append(during)
+    for obj in manifests:
+        if isinstance(obj, dict) and obj.get("kind") == kind:
+            name = (obj.get("metadata") or {}).get("name")
+            if name:
+                names.add(str(name))
+    return names
+
+
+def _rename_classes(value: Any, names: Mapping[str, str]) -> None:
+    """Rewrite every ``deviceClassName`` that names one of ``names`` (claims, templates, requests)."""
+    if not names:
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "deviceClassName" and isinstance(item, str) and item in names:
+                value[key] = names[item]
+            else:
+                _rename_classes(item, names)
+    elif isinstance(value, list):
+        for item in value:
+            _rename_classes(item, names)
+
+
+def chosen_backend(scenario: Scenario, requested: str | None) -> str:
+    """The backend a scenario runs on: the run's explicit choice, else its pin, else memory."""
+    return requested or scenario.spec.backend or "memory"
+
+
+def backend_skip_reason(scenario: Scenario, requested: str | None) -> str:
+    """Why ``scenario`` cannot run on the backend the run asked for ('' when it can).
+
+    A scenario pinned to another backend is skipped; on a real cluster (``kubeconfig``) so is
+    every scenario that needs drasim's own API server: API-server fault rules, or a choice of
+    served resource.k8s.io versions.
+    """
+    pinned = scenario.spec.backend
+    if requested and pinned and pinned != requested:
+        return f"the scenario pins backend {pinned!r} (spec.backend); this run uses --backend {requested}"
+    if chosen_backend(scenario, requested) != "kubeconfig":
+        return ""
+    needs = _fake_server_needs(scenario)
+    if not needs:
+        return ""
+    return (
+        f"needs drasim's own API server, which a real cluster is not ({'; '.join(needs)}); "
+        "run it with --backend http or memory"
+    )
+
+
+def _fake_server_needs(scenario: Scenario) -> list[str]:
+    from drasim.apiserver.kinds import RESOURCE_VERSIONS
+
+    api = scenario.spec.api_server
+    needs: list[str] = []
+    if api.faults:
+        needs.append("API-server fault rules in spec.apiServer.faults")
+    if list(api.resource_api_versions) != list(RESOURCE_VERSIONS):
+        served = ", ".join(api.resource_api_versions)
+        needs.append(f"serves only resource.k8s.io {served} (spec.apiServer.resourceApiVersions)")
+    pending = list(scenario.spec.steps)
+    while pending:
+        step = pending.pop(0)
+        if step.name == "fault" and getattr(step.args, "api_server", None) is not None:
+            where = f" at {step.location}" if step.file else ""
+            needs.append(f"injects an API-server fault{where}")
+        inner = getattr(step.args, "steps", None)
+        if isinstance(inner, list):
+            pending += inner
+        during = getattr(step.args, "during", None)
+        if during is not None and hasattr(during, "args"):
+            pending.append(during)
+    return needs
