@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +106,25 @@ def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--context", metavar="NAME", help="with --backend kubeconfig: the kubeconfig context")
 
 
+def _interrupt_on_sigterm() -> Callable[[], None]:
+    """SIGTERM (a cancelled CI job) ends the run like Ctrl-C: each scenario still cleans up
+    (driver processes stopped, a real cluster's namespaces deleted). Returns the undo."""
+    import signal
+    import threading
+
+    def interrupt(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous = signal.signal(signal.SIGTERM, interrupt)
+
+    def restore() -> None:
+        signal.signal(signal.SIGTERM, previous)
+
+    return restore
+
+
 def backend_options(args: argparse.Namespace) -> dict[str, Any]:
     """RunOptions fields for the backend flags; a real cluster is checked once, before any scenario."""
     if args.backend != "kubeconfig":
@@ -176,14 +196,18 @@ def run(args: argparse.Namespace) -> int:
         time_scale=args.time_scale if args.time_scale is not None else 0.01,
     )
     reporter = TerminalReporter(verbose=args.verbose)
-    report = run_scenarios(
-        scenarios,
-        options,
-        jobs=args.jobs,
-        fail_fast=args.fail_fast,
-        reporter=reporter,
-        environment=environment,
-    )
+    restore = _interrupt_on_sigterm()
+    try:
+        report = run_scenarios(
+            scenarios,
+            options,
+            jobs=args.jobs,
+            fail_fast=args.fail_fast,
+            reporter=reporter,
+            environment=environment,
+        )
+    finally:
+        restore()
     reporter.finish(report)
     for path, write in ((args.junit, write_junit), (args.json, write_json), (args.html, write_html)):
         if path is not None:

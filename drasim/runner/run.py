@@ -31,6 +31,8 @@ from drasim.scenario.registry import Step
 from drasim.scenario.schema import Scenario
 from drasim.scenario.typeinfo import camel
 
+INTERRUPTED = "interrupted (Ctrl-C or SIGTERM): the scenario stopped and its node was torn down"
+
 
 class Reporter(Protocol):
     """Receives progress while scenarios run (e.g. :class:`drasim.report.terminal.TerminalReporter`)."""
@@ -140,10 +142,76 @@ def _skip_reason(scenario: Scenario, options: RunOptions) -> str:
     return backend_skip_reason(scenario, options.backend)
 
 
-def run_scenario(scenario: Scenario, options: RunOptions | None = None) -> ScenarioResult:
-    """Run one scenario in a fresh world; never raises for scenario or driver problems."""
+class Interruption:
+    """Ctrl-C (or SIGTERM) of a run whose scenarios work in other threads.
+
+    :meth:`interrupt` (from the main thread, which alone receives signals) stops the
+    drivers of every running scenario, so a step blocked in an RPC returns at once; each
+    scenario then stops before its next step and tears down as usual (driver processes
+    ended, a real cluster's namespaces deleted). Scenarios not yet started are skipped.
+    """
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self._lock = threading.Lock()
+        self._worlds: dict[int, World] = {}
+
+    def is_set(self) -> bool:
+        """Whether the run was interrupted."""
+        return self.event.is_set()
+
+    def attach(self, world: World) -> None:
+        """A scenario's world exists (its drivers are stopped on interruption)."""
+        with self._lock:
+            self._worlds[id(world)] = world
+
+    def detach(self, world: World) -> None:
+        """The scenario finished."""
+        with self._lock:
+            self._worlds.pop(id(world), None)
+
+    def interrupt(self) -> None:
+        """Mark the run interrupted and stop the drivers of running scenarios (never raises)."""
+        self.event.set()
+        with self._lock:
+            worlds = list(self._worlds.values())
+        for world in worlds:
+            world.stop_drivers()
+
+
+@dataclasses.dataclass
+class _Position:
+    """The step a scenario is at (for failure reports)."""
+
+    index: int | None = None
+    step: Step | None = None
+
+
+def _run_steps(world: World, scenario: Scenario, at: _Position, interruption: Interruption | None) -> None:
+    """Run every step in order; a failure raises (StepFailure, SimulatedCrash, DrasimError, ...)."""
     from drasim.runner.checks import run_check
 
+    marks: dict[str, int] = {}
+    step_marks: list[int] = []
+    step_names: list[str] = []
+    for index, step in enumerate(scenario.spec.steps):
+        at.index, at.step = index, step
+        if interruption is not None and interruption.is_set():
+            raise DrasimError(INTERRUPTED)
+        ctx = StepContext(index, step.name, step_marks, step_names, marks)
+        step_marks.append(world.journal.mark())
+        step_names.append(step.name)
+        world.journal.record("step", index=index + 1, name=step.name, text=describe_step(step))
+        if step.kind == "expectation":
+            run_check(world, step.args, ctx)
+        else:
+            run_action(world, step.name, step.args, ctx)
+
+
+def run_scenario(
+    scenario: Scenario, options: RunOptions | None = None, *, interruption: Interruption | None = None
+) -> ScenarioResult:
+    """Run one scenario in a fresh world; never raises for scenario or driver problems."""
     options = options or RunOptions()
     started = time.monotonic()
     result = ScenarioResult.of(scenario, "passed")
@@ -152,73 +220,45 @@ def run_scenario(scenario: Scenario, options: RunOptions | None = None) -> Scena
         result.status, result.skip_reason = "skipped", reason
         return result
     world = World(scenario, options)
-    step: Step | None = None
-    index: int | None = None
+    at = _Position()
+    if interruption is not None:
+        interruption.attach(world)
+
+    def fail(message: str, **details: Any) -> FailureInfo:
+        return _failure(
+            world, message, index=at.index, step=at.step, options=options, scenario=scenario, **details
+        )
+
     try:
         try:
             world.setup()
         except DrasimError as err:
             result.status = "error"
-            result.failure = _failure(
-                world,
-                f"setting up the node failed: {err}",
-                index=None,
-                step=None,
-                options=options,
-                scenario=scenario,
-            )
+            result.failure = fail(f"setting up the node failed: {err}")
             return result
-        marks: dict[str, int] = {}
-        step_marks: list[int] = []
-        step_names: list[str] = []
-        for index, step in enumerate(scenario.spec.steps):
-            ctx = StepContext(index, step.name, step_marks, step_names, marks)
-            step_marks.append(world.journal.mark())
-            step_names.append(step.name)
-            world.journal.record("step", index=index + 1, name=step.name, text=describe_step(step))
-            if step.kind == "expectation":
-                run_check(world, step.args, ctx)
-            else:
-                run_action(world, step.name, step.args, ctx)
+        _run_steps(world, scenario, at, interruption)
     except StepFailure as failure:
         result.status = "failed"
-        result.failure = _failure(
-            world,
-            failure.message,
-            index=index,
-            step=step,
-            options=options,
-            scenario=scenario,
-            expected=failure.expected,
-            actual=failure.actual,
-            similar=failure.similar,
+        result.failure = fail(
+            failure.message, expected=failure.expected, actual=failure.actual, similar=failure.similar
         )
     except SimulatedCrash as crash:
         result.status = "failed"
-        result.failure = _failure(
-            world,
-            f"the kubelet crashed outside restartKubelet: {crash}",
-            index=index,
-            step=step,
-            options=options,
-            scenario=scenario,
-        )
+        result.failure = fail(f"the kubelet crashed outside restartKubelet: {crash}")
     except DrasimError as err:
         result.status = "error"
-        result.failure = _failure(world, str(err), index=index, step=step, options=options, scenario=scenario)
+        result.failure = fail(str(err))
     except Exception as err:
         result.status = "error"
         detail = "".join(traceback.format_exception_only(type(err), err)).strip()
-        result.failure = _failure(
-            world,
-            f"internal error in drasim (please report it): {detail}",
-            index=index,
-            step=step,
-            options=options,
-            scenario=scenario,
-            actual=traceback.format_exc(limit=8),
+        result.failure = fail(
+            f"internal error in drasim (please report it): {detail}", actual=traceback.format_exc(limit=8)
         )
     finally:
+        if interruption is not None:
+            interruption.detach(world)
+            if interruption.is_set():
+                result.status, result.failure = "error", fail(INTERRUPTED)
         _finish(world, result)
         result.duration = time.monotonic() - started
     return result
@@ -259,10 +299,13 @@ def run_scenarios(
     results: list[ScenarioResult | None] = [None] * len(scenarios)
     stop = threading.Event()
     lock = threading.Lock()
+    interruption = Interruption()
 
     def one(i: int) -> None:
         scenario = scenarios[i]
-        if stop.is_set():
+        if interruption.is_set():
+            results[i] = ScenarioResult.of(scenario, "skipped", skip_reason=INTERRUPTED)
+        elif stop.is_set():
             results[i] = ScenarioResult.of(
                 scenario, "skipped", skip_reason="--fail-fast: an earlier scenario failed"
             )
@@ -270,7 +313,7 @@ def run_scenarios(
             if reporter is not None:
                 with lock:
                     reporter.scenario_started(scenario.name, f"{scenario.file}:{scenario.line}")
-            results[i] = run_scenario(scenario, options)
+            results[i] = run_scenario(scenario, options, interruption=interruption)
             if fail_fast and results[i] is not None and results[i].status in ("failed", "error"):  # type: ignore[union-attr]
                 stop.set()
         if reporter is not None:
@@ -278,12 +321,18 @@ def run_scenarios(
                 reporter.scenario_finished(results[i])  # type: ignore[arg-type]
 
     run: Callable[[int], None] = one
-    if jobs <= 1:
-        for i in range(len(scenarios)):
-            run(i)
-    else:
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            list(pool.map(run, range(len(scenarios))))
+    # Scenarios work in threads and the main thread waits, so Ctrl-C reaches it at once even
+    # while a step is blocked in an RPC (see Interruption).
+    pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="drasim-scenario")
+    try:
+        futures = [pool.submit(run, i) for i in range(len(scenarios))]
+        for future in futures:
+            future.result()
+    except KeyboardInterrupt:
+        interruption.interrupt()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown()
     report = RunReport(
         results=[r for r in results if r is not None], environment=environment or RunEnvironment()
     )

@@ -599,6 +599,12 @@ class World:
             with contextlib.suppress(Exception):
                 self.backend.close()
 
+    def stop_drivers(self) -> None:
+        """Stop every driver at once (an interrupted run: blocked RPCs fail fast); never raises."""
+        for handle in list(self.drivers.values()):
+            with contextlib.suppress(Exception):
+                handle.close()
+
     def teardown(self) -> None:
         """Stop everything and remove the workspace (unless kept); never raises."""
         self.shut_down()
