@@ -132,8 +132,9 @@ class KubeClientCluster:
                 self.api_client = config.new_client_from_config(  # type: ignore[no-untyped-call]
                     config_file=os.fspath(source), context=context
                 )
-            except (config.ConfigException, OSError, ValueError, TypeError, AttributeError) as err:
-                detail = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            except Exception as err:  # malformed files raise yaml, type and key errors too
+                detail = " ".join(line.strip() for line in str(err).splitlines() if line.strip())
+                detail = detail or type(err).__name__
                 raise ConfigError(f"cannot load kubeconfig {os.fspath(source)!r}: {detail}") from err
         else:
             self.api_client = source
