@@ -91,6 +91,9 @@ def measure(scenarios: list[Scenario], options: RunOptions, jobs: int) -> None:
         f"--backend {options.backend} -j {jobs}: {count} scenarios in {wall:.2f}s = {count / wall:.1f}/s; "
         f"{report.count('passed')} passed, {report.count('skipped')} skipped; slowest: {slow}"
     )
+    for result in report.results:
+        if result.status in ("failed", "error") and result.failure is not None:
+            print(f"  {result.status}: {result.name}: {result.failure.message.splitlines()[0]}")
     print(
         f"RESULT scenario_throughput backend={options.backend} jobs={jobs} scenarios={count} ran={ran} "
         f"passed={report.count('passed')} wall_s={wall:.3f} per_s={count / wall:.2f}"
