@@ -145,6 +145,15 @@ class KubeClientCluster:
         self._registry = Registry({RESOURCE_GROUP: RESOURCE_VERSIONS})
         self._created: list[tuple[str, str, str, str]] = []
 
+    def sibling(self, user_agent: str) -> KubeClientCluster:
+        """Another client of the same server and credentials under another user agent (no reload)."""
+        from kubernetes import client
+
+        api_client = client.ApiClient(self.api_client.configuration)
+        return KubeClientCluster(
+            api_client, claim_version=self.claim_version, user_agent=user_agent, timeout=self.timeout
+        )
+
     # ---------------------------------------------------------------- plumbing
     def _type(self, api_version: str, kind: str) -> ResourceType:
         return self._registry.by_kind(api_version, kind)[0]

@@ -139,10 +139,12 @@ class HttpBackend(Backend):
         super().__init__(scenario, journal, root)
         from drasim.apiserver.kubeclient import KubeClientCluster
 
-        path = self.kubeconfig()
-        self.runner_api = KubeClientCluster(path, user_agent=RUNNER)
-        self.kubelet_api = KubeClientCluster(path, user_agent=KUBELET)
-        self.driver_api = KubeClientCluster(path, user_agent=DRIVER)
+        runner = KubeClientCluster(self.kubeconfig(), user_agent=RUNNER)
+        self.runner_api, self.kubelet_api, self.driver_api = (
+            runner,
+            runner.sibling(KUBELET),
+            runner.sibling(DRIVER),
+        )
 
 
 class KubeconfigBackend(Backend):
@@ -166,9 +168,10 @@ class KubeconfigBackend(Backend):
         super().__init__(scenario, journal, root)
         self.store = None
         self.path = path
-        self.runner_api = KubeClientCluster(path, context=context, user_agent=f"drasim-{RUNNER}")
-        self.kubelet_api = KubeClientCluster(path, context=context, user_agent=f"drasim-{KUBELET}")
-        self.driver_api = KubeClientCluster(path, context=context, user_agent=f"drasim-{DRIVER}")
+        runner = KubeClientCluster(path, context=context, user_agent=f"drasim-{RUNNER}")
+        self.runner_api = runner
+        self.kubelet_api = runner.sibling(f"drasim-{KUBELET}")
+        self.driver_api = runner.sibling(f"drasim-{DRIVER}")
         self.prefix = run_prefix(scenario.name)
         self._lock = threading.Lock()
         self._namespaces: dict[str, str] = {}
