@@ -109,6 +109,12 @@ def _leftovers(kubeconfig: Path) -> dict[str, list[str]]:
     ):
         items = cluster.list(api_version, kind, label_selector=RUN_LABEL)
         found[kind] = [str(item["metadata"]["name"]) for item in items]
+    for api_version, kind in (("v1", "Pod"), ("resource.k8s.io/v1", "ResourceClaim")):
+        found[kind] = [
+            f"{item['metadata']['namespace']}/{item['metadata']['name']}"
+            for item in cluster.list(api_version, kind)
+            if str(item["metadata"]["namespace"]).startswith("drasim-")
+        ]
     slices = cluster.list("resource.k8s.io/v1", "ResourceSlice")
     found["drasim node slices"] = [
         str(s["metadata"]["name"]) for s in slices if str(s["spec"].get("nodeName", "")).startswith("drasim-")
