@@ -304,7 +304,9 @@ def run_scenarios(
     def one(i: int) -> None:
         scenario = scenarios[i]
         if interruption.is_set():
-            results[i] = ScenarioResult.of(scenario, "skipped", skip_reason=INTERRUPTED)
+            results[i] = ScenarioResult.of(
+                scenario, "skipped", skip_reason="not run: the run was interrupted"
+            )
         elif stop.is_set():
             results[i] = ScenarioResult.of(
                 scenario, "skipped", skip_reason="--fail-fast: an earlier scenario failed"

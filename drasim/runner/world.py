@@ -450,7 +450,12 @@ class World:
 
     def stop_driver(self, handle: DriverHandle, *, kill: bool) -> None:
         """Stop (or kill) a driver; with a running kubelet, wait for the consequences."""
-        if kill:
+        if kill and isinstance(handle, FakeDriverHandle) and self.kubelet is not None:
+            # The fake keeps its socket files across the kill (see FakePlugin.kill); no registry
+            # scan may see the moment they are away, as nothing could after a real SIGKILL.
+            with self.kubelet.host.watcher.paused():
+                handle.kill()
+        elif kill:
             handle.kill()
         else:
             handle.stop()
