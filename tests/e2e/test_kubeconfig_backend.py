@@ -301,6 +301,70 @@ class _Unauthorized(BaseHTTPRequestHandler):
         pass
 
 
+class _NoNodes(_Unauthorized):
+    """A cluster whose user may do everything but create and delete nodes."""
+
+    def do_GET(self) -> None:
+        self._answer(200, {"kind": "APIResourceList", "groupVersion": "resource.k8s.io/v1", "resources": []})
+
+    def do_POST(self) -> None:
+        review = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        attributes = review["spec"]["resourceAttributes"]
+        review["status"] = {"allowed": attributes["resource"] != "nodes"}
+        self._answer(201, review)
+
+    def _answer(self, code: int, body: dict[str, Any]) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def _serve(handler: type[BaseHTTPRequestHandler], tmp_path: Path, *args: str) -> str:
+    """Run ``drasim run --backend kubeconfig`` against ``handler``; the one error line."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        kubeconfig = _kubeconfig(tmp_path / "kc", f"http://127.0.0.1:{server.server_address[1]}")
+        return _one_clear_line(
+            _drasim("run", *args, "--backend", "kubeconfig", "--kubeconfig", str(kubeconfig))
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_missing_permissions_are_listed_in_one_error_line(tmp_path: Path) -> None:
+    line = _serve(_NoNodes, tmp_path, str(CONFORMANCE))
+    assert "the user may not create nodes, delete nodes (the RBAC a run needs: docs/backends.md)" in line
+
+
+def test_a_cluster_without_resource_v1_is_one_error_line(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "old.kubeconfig"
+    server = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "drasim", "serve-apiserver"),
+            *("--kubeconfig-out", str(kubeconfig), "--resource-api-versions", "v1beta1"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+    )
+    try:
+        assert "serving" in _readline(server, timeout=30)
+        line = _one_clear_line(
+            _drasim("run", str(CONFORMANCE), "--backend", "kubeconfig", "--kubeconfig", str(kubeconfig))
+        )
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    assert "does not serve resource.k8s.io/v1 (DRA needs Kubernetes 1.34 or newer)" in line
+
+
 def test_unauthorised_kubeconfig_is_one_error_line(tmp_path: Path) -> None:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Unauthorized)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
