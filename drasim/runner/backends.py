@@ -168,6 +168,7 @@ class KubeconfigBackend(Backend):
         super().__init__(scenario, journal, root)
         self.store = None
         self.path = path
+        self.context = context
         runner = KubeClientCluster(path, context=context, user_agent=f"drasim-{RUNNER}")
         self.runner_api = runner
         self.kubelet_api = runner.sibling(f"drasim-{KUBELET}")
@@ -245,8 +246,16 @@ class KubeconfigBackend(Backend):
 
     # ------------------------------------------------------------- lifetime
     def kubeconfig(self) -> Path:
-        """The user's kubeconfig: a driver under test reaches the same cluster."""
-        return self.path
+        """The user's kubeconfig: a driver under test reaches the same cluster.
+
+        With a ``context``, a copy in the workspace whose current context is that one (relative
+        file paths made absolute), since a driver has no flag for a context.
+        """
+        if self.context is None:
+            return self.path
+        if self._kubeconfig is None:
+            self._kubeconfig = with_current_context(self.path, self.context, self.root / "kubeconfig")
+        return self._kubeconfig
 
     def setup(self) -> None:
         """The scenario's default namespace, then the fake Node."""
@@ -329,6 +338,34 @@ def open_backend(
             raise ConfigError("--backend kubeconfig needs --kubeconfig FILE (or $KUBECONFIG, ~/.kube/config)")
         return KubeconfigBackend(scenario, journal, root, path, context=context, expand=expand)
     raise ConfigError(f"unknown backend {name!r}; valid backends: {', '.join(BACKENDS)}")
+
+
+_FILE_KEYS = ("certificate-authority", "client-certificate", "client-key", "tokenFile")
+
+
+def with_current_context(source: Path, context: str, target: Path) -> Path:
+    """Write ``source`` to ``target`` (mode 0600) with ``current-context: context``."""
+    import yaml
+
+    from drasim.fsutil import atomic_write_text
+
+    try:
+        data = yaml.safe_load(source.read_text())
+    except (OSError, yaml.YAMLError) as err:
+        raise ConfigError(f"cannot read kubeconfig {source}: {err}") from None
+    if not isinstance(data, dict) or context not in [c.get("name") for c in data.get("contexts") or []]:
+        raise ConfigError(f"kubeconfig {source} has no context {context!r}")
+    data["current-context"] = context
+    for section, key in (("clusters", "cluster"), ("users", "user")):
+        for entry in data.get(section) or []:
+            body = entry.get(key) if isinstance(entry, dict) else None
+            if not isinstance(body, dict):
+                continue
+            for name in _FILE_KEYS:
+                value = body.get(name)
+                if isinstance(value, str) and value and not os.path.isabs(value):
+                    body[name] = str(source.parent.resolve() / value)
+    return atomic_write_text(target, yaml.safe_dump(data, sort_keys=False))
 
 
 def run_prefix(scenario_name: str) -> str:

@@ -12,6 +12,7 @@ import pytest
 from drasim.apiserver import MemoryCluster, ObjectStore
 from drasim.apiserver.http import HttpApiServer
 from drasim.apiserver.kubeclient import KubeClientCluster
+from drasim.errors import ConfigError
 from drasim.journal import Journal
 from drasim.runner.backends import (
     RUN_LABEL,
@@ -214,3 +215,41 @@ def test_real_cluster_names_namespaces_nodes_and_classes(
     assert inspect.list("resource.k8s.io/v1", "ResourceSlice") == []
     assert inspect.list("resource.k8s.io/v1", "DeviceClass") == []
     assert [e["action"] for e in backend.journal.events("backend")].count("created") == 2
+
+
+def test_a_driver_gets_the_chosen_context_as_the_current_one(tmp_path: Path) -> None:
+    import yaml
+
+    source = tmp_path / "conf" / "kubeconfig"
+    source.parent.mkdir()
+    for name in ("ca.crt", "tok", "key"):
+        (source.parent / name).write_text("x")
+    key = str(source.parent / "key")
+    source.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [
+                    {"name": "kind", "cluster": {"server": "https://x", "certificate-authority": "ca.crt"}}
+                ],
+                "users": [{"name": "u", "user": {"client-key": key, "tokenFile": "tok"}}],
+                "contexts": [
+                    {"name": "a", "context": {"cluster": "kind", "user": "u"}},
+                    {"name": "b", "context": {"cluster": "kind", "user": "u"}},
+                ],
+                "current-context": "b",
+            }
+        )
+    )
+    backend = KubeconfigBackend(PLAIN, Journal(), tmp_path, source, context="a")
+    written = backend.kubeconfig()
+    assert written == tmp_path / "kubeconfig"
+    assert written.stat().st_mode & 0o077 == 0  # credentials: private
+    data = yaml.safe_load(written.read_text())
+    assert data["current-context"] == "a"
+    assert data["clusters"][0]["cluster"]["certificate-authority"] == str(source.parent / "ca.crt")
+    assert data["users"][0]["user"] == {"client-key": key, "tokenFile": str(source.parent / "tok")}
+    assert KubeconfigBackend(PLAIN, Journal(), tmp_path, source).kubeconfig() == source
+    with pytest.raises(ConfigError, match=r"cannot load kubeconfig .* name c"):
+        KubeconfigBackend(PLAIN, Journal(), tmp_path / "x", source, context="c").kubeconfig()
