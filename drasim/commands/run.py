@@ -131,7 +131,7 @@ def backend_options(args: argparse.Namespace) -> dict[str, Any]:
         if args.kubeconfig is not None or args.context is not None:
             raise ConfigError("--kubeconfig and --context need --backend kubeconfig")
         return {"backend": args.backend}
-    from drasim.runner.backends import default_kubeconfig
+    from drasim.runner.backend_choice import default_kubeconfig
     from drasim.runner.preflight import check_cluster
 
     path = args.kubeconfig or default_kubeconfig()

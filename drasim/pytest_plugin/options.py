@@ -252,7 +252,7 @@ def _add_backend_options(group: Any, parser: pytest.Parser) -> None:
 
 def _backend(config: pytest.Config) -> dict[str, Any]:
     """backend, kubeconfig and context; a real cluster is checked once here (one clear line)."""
-    from drasim.runner.backends import BACKENDS, default_kubeconfig
+    from drasim.runner.backend_choice import BACKENDS, default_kubeconfig
 
     backend, _ = _value(config, "drasim_backend")
     kube_value, kube_base = _value(config, "drasim_kubeconfig")

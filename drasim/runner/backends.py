@@ -23,9 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import os
-import re
-import secrets
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -34,30 +31,37 @@ from typing import TYPE_CHECKING, Any
 from drasim.apiserver import MemoryCluster, ObjectStore
 from drasim.apiserver.port import Cluster
 from drasim.errors import ApiError, ConfigError
+from drasim.runner.backend_choice import BACKENDS, backend_skip_reason, chosen_backend, default_kubeconfig
+from drasim.runner.cluster_names import (
+    CLUSTER_SCOPED,
+    MANAGED_BY,
+    RUN_LABEL,
+    defined_names,
+    rename_classes,
+    run_prefix,
+    with_current_context,
+)
 
 if TYPE_CHECKING:
     from drasim.journal import Journal
     from drasim.scenario.schema import Scenario
 
-BACKENDS = ("memory", "http", "kubeconfig")
-RUN_LABEL = "drasim.dev/run"
-"""Label on every object the kubeconfig backend creates (``kubectl delete ns,node -l drasim.dev/run``)."""
-MANAGED_BY = {"app.kubernetes.io/managed-by": "drasim"}
-# The kinds a scenario may define that are not namespaced (everything else is).
-CLUSTER_SCOPED = frozenset({"Node", "Namespace", "ResourceSlice", "DeviceClass"})
+__all__ = [
+    "BACKENDS",
+    "CLUSTER_SCOPED",
+    "RUN_LABEL",
+    "Backend",
+    "HttpBackend",
+    "KubeconfigBackend",
+    "backend_skip_reason",
+    "chosen_backend",
+    "default_kubeconfig",
+    "open_backend",
+    "run_prefix",
+]
+
 # Who is who in the API server's journal and fault rules (drasim.apiserver.faults.CLIENT_KINDS).
 RUNNER, KUBELET, DRIVER = "runner", "kubelet", "driver"
-_NOT_DNS = re.compile(r"[^a-z0-9-]+")
-
-
-def default_kubeconfig() -> Path | None:
-    """Where kubectl would look: the first file of ``$KUBECONFIG``, else ``~/.kube/config`` (if present)."""
-    env = os.environ.get("KUBECONFIG", "")
-    for item in env.split(os.pathsep):
-        if item:
-            return Path(item).expanduser()
-    home = Path("~/.kube/config").expanduser()
-    return home if home.is_file() else None
 
 
 class Backend:
@@ -169,10 +173,13 @@ class KubeconfigBackend(Backend):
         self.store = None
         self.path = path
         self.context = context
-        runner = KubeClientCluster(path, context=context, user_agent=f"drasim-{RUNNER}")
+        # A real cluster journals nothing for drasim: the clients record their own requests.
+        runner = KubeClientCluster(
+            path, context=context, user_agent=f"drasim-{RUNNER}", recorder=journal, client=RUNNER
+        )
         self.runner_api = runner
-        self.kubelet_api = runner.sibling(f"drasim-{KUBELET}")
-        self.driver_api = runner.sibling(f"drasim-{DRIVER}")
+        self.kubelet_api = runner.sibling(f"drasim-{KUBELET}", client=KUBELET)
+        self.driver_api = runner.sibling(f"drasim-{DRIVER}", client=DRIVER)
         self.prefix = run_prefix(scenario.name)
         self._lock = threading.Lock()
         self._namespaces: dict[str, str] = {}
@@ -235,8 +242,8 @@ class KubeconfigBackend(Backend):
         if kind == "ResourceSlice" and isinstance(spec, dict) and spec.get("nodeName"):
             spec["nodeName"] = self.node_name(str(spec["nodeName"]))
         if self._classes is None:  # names as the manifests read once $(DRIVER) is expanded
-            self._classes = {str(self._expand(name)) for name in _defined(self.scenario, "DeviceClass")}
-        _rename_classes(obj, {name: self.object_name("DeviceClass", name) for name in self._classes})
+            self._classes = {str(self._expand(name)) for name in defined_names(self.scenario, "DeviceClass")}
+        rename_classes(obj, {name: self.object_name("DeviceClass", name) for name in self._classes})
         return obj
 
     def _track(self, api_version: str, kind: str, name: str) -> None:
@@ -338,126 +345,3 @@ def open_backend(
             raise ConfigError("--backend kubeconfig needs --kubeconfig FILE (or $KUBECONFIG, ~/.kube/config)")
         return KubeconfigBackend(scenario, journal, root, path, context=context, expand=expand)
     raise ConfigError(f"unknown backend {name!r}; valid backends: {', '.join(BACKENDS)}")
-
-
-_FILE_KEYS = ("certificate-authority", "client-certificate", "client-key", "tokenFile")
-
-
-def with_current_context(source: Path, context: str, target: Path) -> Path:
-    """Write ``source`` to ``target`` (mode 0600) with ``current-context: context``."""
-    import yaml
-
-    from drasim.fsutil import atomic_write_text
-
-    try:
-        data = yaml.safe_load(source.read_text())
-    except (OSError, yaml.YAMLError) as err:
-        raise ConfigError(f"cannot read kubeconfig {source}: {err}") from None
-    if not isinstance(data, dict) or context not in [c.get("name") for c in data.get("contexts") or []]:
-        raise ConfigError(f"kubeconfig {source} has no context {context!r}")
-    data["current-context"] = context
-    for section, key in (("clusters", "cluster"), ("users", "user")):
-        for entry in data.get(section) or []:
-            body = entry.get(key) if isinstance(entry, dict) else None
-            if not isinstance(body, dict):
-                continue
-            for name in _FILE_KEYS:
-                value = body.get(name)
-                if isinstance(value, str) and value and not os.path.isabs(value):
-                    body[name] = str(source.parent.resolve() / value)
-    return atomic_write_text(target, yaml.safe_dump(data, sort_keys=False))
-
-
-def run_prefix(scenario_name: str) -> str:
-    """``drasim-<scenario>-<5 random>``: a DNS label (at most 63 characters), unique per run."""
-    slug = _NOT_DNS.sub("-", scenario_name.lower()).strip("-")[:40].rstrip("-")
-    suffix = secrets.token_hex(3)[:5]
-    return f"drasim-{slug}-{suffix}" if slug else f"drasim-{suffix}"
-
-
-def _defined(scenario: Scenario, kind: str) -> set[str]:
-    """Names of the objects of ``kind`` the scenario itself defines (objects, apply and create steps)."""
-    names: set[str] = set()
-    manifests: list[Any] = list(scenario.spec.objects)
-    pending = list(scenario.spec.steps)
-    while pending:
-        step = pending.pop()
-        manifests += list(getattr(step.args, "objects", None) or [])
-        inner = getattr(step.args, "steps", None)
-        if isinstance(inner, list):
-            pending += inner
-        during = getattr(step.args, "during", None)
-        if during is not None and hasattr(during, "args"):
-            pending.append(during)
-    for obj in manifests:
-        if isinstance(obj, dict) and obj.get("kind") == kind:
-            name = (obj.get("metadata") or {}).get("name")
-            if name:
-                names.add(str(name))
-    return names
-
-
-def _rename_classes(value: Any, names: Mapping[str, str]) -> None:
-    """Rewrite every ``deviceClassName`` that names one of ``names`` (claims, templates, requests)."""
-    if not names:
-        return
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if key == "deviceClassName" and isinstance(item, str) and item in names:
-                value[key] = names[item]
-            else:
-                _rename_classes(item, names)
-    elif isinstance(value, list):
-        for item in value:
-            _rename_classes(item, names)
-
-
-def chosen_backend(scenario: Scenario, requested: str | None) -> str:
-    """The backend a scenario runs on: the run's explicit choice, else its pin, else memory."""
-    return requested or scenario.spec.backend or "memory"
-
-
-def backend_skip_reason(scenario: Scenario, requested: str | None) -> str:
-    """Why ``scenario`` cannot run on the backend the run asked for ('' when it can).
-
-    A scenario pinned to another backend is skipped; on a real cluster (``kubeconfig``) so is
-    every scenario that needs drasim's own API server: API-server fault rules, or a choice of
-    served resource.k8s.io versions.
-    """
-    pinned = scenario.spec.backend
-    if requested and pinned and pinned != requested:
-        return f"the scenario pins backend {pinned!r} (spec.backend); this run uses --backend {requested}"
-    if chosen_backend(scenario, requested) != "kubeconfig":
-        return ""
-    needs = _fake_server_needs(scenario)
-    if not needs:
-        return ""
-    return (
-        f"needs drasim's own API server, which a real cluster is not ({'; '.join(needs)}); "
-        "run it with --backend http or memory"
-    )
-
-
-def _fake_server_needs(scenario: Scenario) -> list[str]:
-    from drasim.apiserver.kinds import RESOURCE_VERSIONS
-
-    api = scenario.spec.api_server
-    needs: list[str] = []
-    if api.faults:
-        needs.append("API-server fault rules in spec.apiServer.faults")
-    if list(api.resource_api_versions) != list(RESOURCE_VERSIONS):
-        served = ", ".join(api.resource_api_versions)
-        needs.append(f"serves only resource.k8s.io {served} (spec.apiServer.resourceApiVersions)")
-    pending = list(scenario.spec.steps)
-    while pending:
-        step = pending.pop(0)
-        if step.name == "fault" and getattr(step.args, "api_server", None) is not None:
-            where = f" at {step.location}" if step.file else ""
-            needs.append(f"injects an API-server fault{where}")
-        inner = getattr(step.args, "steps", None)
-        if isinstance(inner, list):
-            pending += inner
-        during = getattr(step.args, "during", None)
-        if during is not None and hasattr(during, "args"):
-            pending.append(during)
-    return needs

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 from drasim.errors import DrasimError
 from drasim.report.model import FailureInfo, RunEnvironment, RunReport, ScenarioResult
 from drasim.runner.actions import run_action
-from drasim.runner.backends import backend_skip_reason
+from drasim.runner.backend_choice import backend_skip_reason
 from drasim.runner.context import StepContext, StepFailure
 from drasim.runner.drivers import ProcessDriverHandle
 from drasim.runner.world import RunOptions, SimulatedCrash, World

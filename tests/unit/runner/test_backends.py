@@ -12,7 +12,7 @@ import pytest
 from drasim.apiserver import MemoryCluster, ObjectStore
 from drasim.apiserver.http import HttpApiServer
 from drasim.apiserver.kubeclient import KubeClientCluster
-from drasim.errors import ConfigError
+from drasim.errors import ApiError, ConfigError
 from drasim.journal import Journal
 from drasim.runner.backends import (
     RUN_LABEL,
@@ -253,3 +253,24 @@ def test_a_driver_gets_the_chosen_context_as_the_current_one(tmp_path: Path) -> 
     assert KubeconfigBackend(PLAIN, Journal(), tmp_path, source).kubeconfig() == source
     with pytest.raises(ConfigError, match=r"cannot load kubeconfig .* name c"):
         KubeconfigBackend(PLAIN, Journal(), tmp_path / "x", source, context="c").kubeconfig()
+
+
+def test_on_a_real_cluster_the_clients_journal_their_own_requests(
+    cluster: tuple[Path, MemoryCluster], tmp_path: Path
+) -> None:
+    kubeconfig, _ = cluster
+    journal = Journal()
+    backend = KubeconfigBackend(PLAIN, journal, tmp_path, kubeconfig)
+    backend.setup()
+    try:
+        with pytest.raises(ApiError):
+            backend.kubelet_api.get_resource_claim(backend.namespace("default"), "missing")
+    finally:
+        backend.close()
+    # drasim's server journals into its own store's recorder, not this journal: every event
+    # here was recorded by a client.
+    events = [(e["client"], e["verb"], e["resource"], e["code"]) for e in journal.events("api")]
+    assert events[:2] == [("runner", "create", "namespaces", 201), ("runner", "create", "nodes", 201)]
+    assert ("kubelet", "get", "resourceclaims", 404) in events
+    assert ("runner", "delete", "namespaces", 200) in events
+    assert ("runner", "deletecollection", "resourceslices", 200) in events
