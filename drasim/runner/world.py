@@ -30,7 +30,7 @@ from drasim.kubelet.manager import Manager
 from drasim.metrics import Metrics
 from drasim.plugins.host import PluginHost
 from drasim.plugins.timers import ManualScheduler
-from drasim.runner.backends import Backend, open_backend
+from drasim.runner.backends import Backend, chosen_backend, open_backend
 from drasim.runner.drivers import DriverHandle, FakeDriverHandle, ProcessDriverHandle
 from drasim.runner.pods import PodRecord
 from drasim.runner.process import DriverProcessError
@@ -151,7 +151,7 @@ class World:
     @property
     def backend_name(self) -> str:
         """The backend this scenario runs on: the run's choice, else the scenario's pin, else memory."""
-        return self.options.backend or self.scenario.spec.backend or "memory"
+        return chosen_backend(self.scenario, self.options.backend)
 
     @property
     def time_scale(self) -> float:

@@ -395,3 +395,19 @@ def test_bad_kubeconfig_file_is_one_error_line(tmp_path: Path, content: str | No
         kubeconfig.write_text(content)
     line = _one_clear_line(_drasim("run", "--backend", "kubeconfig", "--kubeconfig", str(kubeconfig)))
     assert expected in line
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--port", "70000"], "--port must be between 0 and 65535"),
+        (
+            ["--resource-api-versions", "v2"],
+            "--resource-api-versions: API group 'resource.k8s.io' cannot serve",
+        ),
+    ],
+)
+def test_serve_apiserver_bad_input_is_one_error_line(tmp_path: Path, args: list[str], expected: str) -> None:
+    line = _one_clear_line(_drasim("serve-apiserver", "--kubeconfig-out", str(tmp_path / "kc"), *args))
+    assert expected in line
+    assert not (tmp_path / "kc").exists()
