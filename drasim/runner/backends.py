@@ -24,13 +24,14 @@ from __future__ import annotations
 import contextlib
 import copy
 import threading
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from drasim.apiserver import MemoryCluster, ObjectStore
 from drasim.apiserver.port import Cluster
-from drasim.errors import ApiError, ConfigError
+from drasim.errors import ApiError, ConfigError, DrasimError
 from drasim.runner.backend_choice import BACKENDS, backend_skip_reason, chosen_backend, default_kubeconfig
 from drasim.runner.cluster_names import (
     CLUSTER_SCOPED,
@@ -77,12 +78,16 @@ class Backend:
     real_cluster = False
     """The server assigns UIDs and runs controllers: pods are created before their claims are reserved."""
 
-    def __init__(self, scenario: Scenario, journal: Journal, root: Path) -> None:
+    def __init__(
+        self, scenario: Scenario, journal: Journal, root: Path, sleep: Callable[[float], None] | None = None
+    ) -> None:
         self.scenario = scenario
         self.journal = journal
         self.root = root
         versions = list(scenario.spec.api_server.resource_api_versions)
-        self.store: ObjectStore | None = ObjectStore(served={"resource.k8s.io": versions}, recorder=journal)
+        self.store: ObjectStore | None = ObjectStore(
+            served={"resource.k8s.io": versions}, recorder=journal, sleep=sleep or time.sleep
+        )
         self._http: Any = None
         self._kubeconfig: Path | None = None
         self.runner_api: Cluster = MemoryCluster(self.store, client=RUNNER)
@@ -127,7 +132,11 @@ class Backend:
         """Create what the run needs before the scenario's objects (namespaces, on a real cluster)."""
 
     def close(self) -> None:
-        """Stop the HTTP server, delete what the run created on a real cluster; never raises."""
+        """:meth:`stop`, then delete what the run created on a real cluster; never raises."""
+        self.stop()
+
+    def stop(self) -> None:
+        """Stop drasim's HTTP API server, if one runs; never raises."""
         if self._http is not None:
             with contextlib.suppress(Exception):
                 self._http.stop()
@@ -139,8 +148,10 @@ class HttpBackend(Backend):
 
     name = "http"
 
-    def __init__(self, scenario: Scenario, journal: Journal, root: Path) -> None:
-        super().__init__(scenario, journal, root)
+    def __init__(
+        self, scenario: Scenario, journal: Journal, root: Path, sleep: Callable[[float], None] | None = None
+    ) -> None:
+        super().__init__(scenario, journal, root, sleep)
         from drasim.apiserver.kubeclient import KubeClientCluster
 
         runner = KubeClientCluster(self.kubeconfig(), user_agent=RUNNER)
@@ -188,6 +199,7 @@ class KubeconfigBackend(Backend):
         self._classes: set[str] | None = None
         self._node_created = False
         self._nodes: set[str] = set()
+        self._closed = False
 
     # ------------------------------------------------------------- name mapping
     def node_name(self, name: str) -> str:
@@ -206,6 +218,8 @@ class KubeconfigBackend(Backend):
         with self._lock:
             real = self._namespaces.get(namespace)
             if real is None:
+                if self._closed:
+                    raise DrasimError("the run's namespaces were already deleted; nothing more is created")
                 real = (
                     self.prefix if namespace == "default" else f"{self.prefix}-{namespace}"[:63].rstrip("-")
                 )
@@ -298,6 +312,8 @@ class KubeconfigBackend(Backend):
 
     def close(self) -> None:
         """Delete the namespaces, the node's slices, the scenario's cluster-scoped objects, the Node."""
+        with self._lock:
+            self._closed = True
         deletions: list[tuple[str, str, str, str]] = [
             ("v1", "Namespace", name, "") for name in self._namespaces.values()
         ]
@@ -333,12 +349,14 @@ def open_backend(
     kubeconfig: Path | None = None,
     context: str | None = None,
     expand: Callable[[Any], Any] = lambda value: value,
+    sleep: Callable[[float], None] | None = None,
 ) -> Backend:
-    """The backend ``name`` for one scenario run (not yet set up); ``expand`` fills in ``$(DRIVER)``."""
+    """The backend ``name`` for one scenario run (not yet set up); ``expand`` fills in ``$(DRIVER)``,
+    ``sleep`` waits out API-server fault latencies (drasim's own server only)."""
     if name == "memory":
-        return Backend(scenario, journal, root)
+        return Backend(scenario, journal, root, sleep)
     if name == "http":
-        return HttpBackend(scenario, journal, root)
+        return HttpBackend(scenario, journal, root, sleep)
     if name == "kubeconfig":
         path = kubeconfig or default_kubeconfig()
         if path is None:

@@ -18,6 +18,7 @@ import time
 import traceback
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from drasim.errors import DrasimError
@@ -27,10 +28,13 @@ from drasim.runner.backend_choice import backend_skip_reason
 from drasim.runner.context import StepContext, StepFailure
 from drasim.runner.drivers import ProcessDriverHandle
 from drasim.runner.world import RunOptions, SimulatedCrash, World
+from drasim.scenario.limits import DEFAULT_SCENARIO_TIMEOUT
 from drasim.scenario.registry import Step
 from drasim.scenario.schema import Scenario
 from drasim.scenario.typeinfo import camel
 
+ABORT_GRACE = 10.0
+"""Real seconds a timed-out run's step gets to return once its node was stopped."""
 INTERRUPTED = "interrupted (Ctrl-C or SIGTERM): the scenario stopped and its node was torn down"
 
 
@@ -96,6 +100,8 @@ def reproduce_command(scenario: Scenario, options: RunOptions) -> str:
         words += ["--driver-cmd", options.driver_cmd]
     if options.time_scale is not None:
         words += ["--time-scale", str(options.time_scale)]
+    if options.scenario_timeout != DEFAULT_SCENARIO_TIMEOUT:
+        words += ["--scenario-timeout", f"{options.scenario_timeout or 0:g}"]
     if options.backend:
         words += ["--backend", options.backend]
     if options.kubeconfig is not None:
@@ -131,6 +137,14 @@ def _failure(
     )
 
 
+@dataclass
+class _Progress:
+    """Where a run is, for the report when its time limit stops it."""
+
+    index: int | None = None
+    step: Step | None = None
+
+
 def _skip_reason(scenario: Scenario, options: RunOptions) -> str:
     """Why the scenario cannot run with these options: the driver under test, or the backend."""
     if options.driver_cmd:
@@ -145,10 +159,11 @@ def _skip_reason(scenario: Scenario, options: RunOptions) -> str:
 class Interruption:
     """Ctrl-C (or SIGTERM) of a run whose scenarios work in other threads.
 
-    :meth:`interrupt` (from the main thread, which alone receives signals) stops the
-    drivers of every running scenario, so a step blocked in an RPC returns at once; each
-    scenario then stops before its next step and tears down as usual (driver processes
-    ended, a real cluster's namespaces deleted). Scenarios not yet started are skipped.
+    :meth:`interrupt` (from the main thread, which alone receives signals) aborts the world of
+    every running scenario (waits end, kubelet and drivers stop, so a step blocked in an RPC
+    returns at once); each scenario then reports itself interrupted and tears down as usual
+    (driver processes ended, a real cluster's namespaces deleted). Scenarios not yet started
+    are skipped.
     """
 
     def __init__(self) -> None:
@@ -161,9 +176,11 @@ class Interruption:
         return self.event.is_set()
 
     def attach(self, world: World) -> None:
-        """A scenario's world exists (its drivers are stopped on interruption)."""
+        """A scenario's world exists (it is aborted on interruption)."""
         with self._lock:
             self._worlds[id(world)] = world
+        if self.event.is_set():
+            world.abort()
 
     def detach(self, world: World) -> None:
         """The scenario finished."""
@@ -171,47 +188,24 @@ class Interruption:
             self._worlds.pop(id(world), None)
 
     def interrupt(self) -> None:
-        """Mark the run interrupted and stop the drivers of running scenarios (never raises)."""
+        """Mark the run interrupted and abort every running scenario (never raises)."""
         self.event.set()
         with self._lock:
             worlds = list(self._worlds.values())
         for world in worlds:
-            world.stop_drivers()
-
-
-@dataclasses.dataclass
-class _Position:
-    """The step a scenario is at (for failure reports)."""
-
-    index: int | None = None
-    step: Step | None = None
-
-
-def _run_steps(world: World, scenario: Scenario, at: _Position, interruption: Interruption | None) -> None:
-    """Run every step in order; a failure raises (StepFailure, SimulatedCrash, DrasimError, ...)."""
-    from drasim.runner.checks import run_check
-
-    marks: dict[str, int] = {}
-    step_marks: list[int] = []
-    step_names: list[str] = []
-    for index, step in enumerate(scenario.spec.steps):
-        at.index, at.step = index, step
-        if interruption is not None and interruption.is_set():
-            raise DrasimError(INTERRUPTED)
-        ctx = StepContext(index, step.name, step_marks, step_names, marks)
-        step_marks.append(world.journal.mark())
-        step_names.append(step.name)
-        world.journal.record("step", index=index + 1, name=step.name, text=describe_step(step))
-        if step.kind == "expectation":
-            run_check(world, step.args, ctx)
-        else:
-            run_action(world, step.name, step.args, ctx)
+            world.abort()
 
 
 def run_scenario(
     scenario: Scenario, options: RunOptions | None = None, *, interruption: Interruption | None = None
 ) -> ScenarioResult:
-    """Run one scenario in a fresh world; never raises for scenario or driver problems."""
+    """Run one scenario in a fresh world; never raises for scenario or driver problems.
+
+    With ``options.scenario_timeout`` the set-up and the steps run in a worker thread; when
+    the limit passes, the world is aborted (waits end, kubelet and drivers stop, nothing new
+    starts) and the result is a failure naming the step that was running. Teardown always
+    runs, so driver processes are stopped and the workspace is removed either way.
+    """
     options = options or RunOptions()
     started = time.monotonic()
     result = ScenarioResult.of(scenario, "passed")
@@ -220,48 +214,148 @@ def run_scenario(
         result.status, result.skip_reason = "skipped", reason
         return result
     world = World(scenario, options)
-    at = _Position()
+    progress = _Progress()
     if interruption is not None:
         interruption.attach(world)
-
-    def fail(message: str, **details: Any) -> FailureInfo:
-        return _failure(
-            world, message, index=at.index, step=at.step, options=options, scenario=scenario, **details
-        )
-
     try:
-        try:
-            world.setup()
-        except DrasimError as err:
-            result.status = "error"
-            result.failure = fail(f"setting up the node failed: {err}")
-            return result
-        _run_steps(world, scenario, at, interruption)
-    except StepFailure as failure:
-        result.status = "failed"
-        result.failure = fail(
-            failure.message, expected=failure.expected, actual=failure.actual, similar=failure.similar
-        )
-    except SimulatedCrash as crash:
-        result.status = "failed"
-        result.failure = fail(f"the kubelet crashed outside restartKubelet: {crash}")
-    except DrasimError as err:
-        result.status = "error"
-        result.failure = fail(str(err))
-    except Exception as err:
-        result.status = "error"
-        detail = "".join(traceback.format_exception_only(type(err), err)).strip()
-        result.failure = fail(
-            f"internal error in drasim (please report it): {detail}", actual=traceback.format_exc(limit=8)
-        )
+        if options.scenario_timeout is None:
+            _drive(world, scenario, options, result, progress)
+        else:
+            result = _drive_with_limit(world, scenario, options, progress, options.scenario_timeout)
     finally:
         if interruption is not None:
             interruption.detach(world)
             if interruption.is_set():
-                result.status, result.failure = "error", fail(INTERRUPTED)
+                result.status = "error"
+                result.failure = _failure(
+                    world,
+                    INTERRUPTED,
+                    index=progress.index,
+                    step=progress.step,
+                    options=options,
+                    scenario=scenario,
+                )
         _finish(world, result)
         result.duration = time.monotonic() - started
     return result
+
+
+def _drive_with_limit(
+    world: World, scenario: Scenario, options: RunOptions, progress: _Progress, limit: float
+) -> ScenarioResult:
+    """:func:`_drive` in a worker thread; abort the world if it outlasts ``limit`` real seconds."""
+    attempt = ScenarioResult.of(scenario, "passed")
+    worker = threading.Thread(
+        target=_drive,
+        args=(world, scenario, options, attempt, progress),
+        name=f"drasim-scenario-{scenario.name}",
+        daemon=True,
+    )
+    worker.start()
+    try:
+        worker.join(limit)
+    except BaseException:  # Ctrl-C: stop the node before leaving
+        world.abort()
+        worker.join(ABORT_GRACE)
+        raise
+    if not worker.is_alive():
+        return attempt
+    index, step = progress.index, progress.step
+    world.abort()
+    worker.join(ABORT_GRACE)
+    where = (
+        f"during step {index + 1} ({step.name})"
+        if index is not None and step is not None
+        else "while setting up the node (drivers, kubelet, objects)"
+    )
+    message = (
+        f"the scenario did not finish within its time limit of {limit:g}s (--scenario-timeout); "
+        f"it was stopped {where}"
+    )
+    if worker.is_alive():
+        message += f" (that step still had not returned {ABORT_GRACE:g}s after the node was stopped)"
+    result = ScenarioResult.of(scenario, "failed")
+    result.failure = _failure(world, message, index=index, step=step, options=options, scenario=scenario)
+    return result
+
+
+def _drive(
+    world: World, scenario: Scenario, options: RunOptions, result: ScenarioResult, progress: _Progress
+) -> None:
+    """Set the world up and run the steps, recording the outcome in ``result``; never raises."""
+    from drasim.runner.checks import run_check
+
+    step: Step | None = None
+    index: int | None = None
+    try:
+        try:
+            world.setup()
+        except DrasimError as err:
+            if world.aborted.is_set():
+                return
+            result.status = "error"
+            result.failure = _failure(
+                world,
+                f"setting up the node failed: {err}",
+                index=None,
+                step=None,
+                options=options,
+                scenario=scenario,
+            )
+            return
+        marks: dict[str, int] = {}
+        step_marks: list[int] = []
+        step_names: list[str] = []
+        for index, step in enumerate(scenario.spec.steps):
+            if world.aborted.is_set():
+                return
+            progress.index, progress.step = index, step
+            ctx = StepContext(index, step.name, step_marks, step_names, marks)
+            step_marks.append(world.journal.mark())
+            step_names.append(step.name)
+            world.journal.record("step", index=index + 1, name=step.name, text=describe_step(step))
+            if step.kind == "expectation":
+                run_check(world, step.args, ctx)
+            else:
+                run_action(world, step.name, step.args, ctx)
+    except StepFailure as failure:
+        result.status = "failed"
+        result.failure = _failure(
+            world,
+            failure.message,
+            index=index,
+            step=step,
+            options=options,
+            scenario=scenario,
+            expected=failure.expected,
+            actual=failure.actual,
+            similar=failure.similar,
+        )
+    except SimulatedCrash as crash:
+        result.status = "failed"
+        result.failure = _failure(
+            world,
+            f"the kubelet crashed outside restartKubelet: {crash}",
+            index=index,
+            step=step,
+            options=options,
+            scenario=scenario,
+        )
+    except DrasimError as err:
+        result.status = "error"
+        result.failure = _failure(world, str(err), index=index, step=step, options=options, scenario=scenario)
+    except Exception as err:
+        result.status = "error"
+        detail = "".join(traceback.format_exception_only(type(err), err)).strip()
+        result.failure = _failure(
+            world,
+            f"internal error in drasim (please report it): {detail}",
+            index=index,
+            step=step,
+            options=options,
+            scenario=scenario,
+            actual=traceback.format_exc(limit=8),
+        )
 
 
 def _finish(world: World, result: ScenarioResult) -> None:
