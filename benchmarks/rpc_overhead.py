@@ -57,6 +57,7 @@ from benchlib import (
     pod_manifest,
     result,
 )
+from progress import progress
 
 from drasim._proto.dra.v1 import api_pb2 as pb
 from drasim._proto.dra.v1 import api_pb2_grpc as pb_grpc
@@ -187,6 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     node_args = {"checkpoint": args.checkpoint, "state_dir": args.state_dir, "fsync": args.fsync}
 
     # The measurements that are compared take turns, so they see the same machine load.
+    progress(f"rpc_overhead: bare gRPC call, bare cycle and harness cycle, {n} cycles each")
     with Node(driver="trivial", **node_args) as trivial:
         trivial.add_claim(CLAIM, [POD_UID])
         uid = trivial.cluster.get_resource_claim(NAMESPACE, CLAIM)["metadata"]["uid"]
@@ -196,9 +198,11 @@ def main(argv: list[str] | None = None) -> int:
         result("bare_cycle", **bare_cycle.fields())
         result("harness_cycle", **harness.fields())
 
+    progress(f"rpc_overhead: kubelet core alone, {n} cycles")
     kubelet_core = bench_kubelet_core(n, w)
     result("kubelet_core_cycle", **kubelet_core.fields())
 
+    progress(f"rpc_overhead: fake driver raw and through the kubelet, {n} cycles each")
     with Node(driver="fake", **node_args) as node:
         node.add_claim(CLAIM, [POD_UID])
         uid = node.cluster.get_resource_claim(NAMESPACE, CLAIM)["metadata"]["uid"]
@@ -217,6 +221,7 @@ def main(argv: list[str] | None = None) -> int:
             target="<=2",
         )
         if args.profile:
+            progress("rpc_overhead: profiling the full cycle")
             profile(cycle, max(n // 4, 10), 25)
     return 0
 

@@ -39,6 +39,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from benchlib import DRIVER, Node, machine, pod_manifest, result, short_dir
+from progress import progress
 
 from drasim.checkpoint import codec
 from drasim.checkpoint.store import DRA_MANAGER_STATE_FILE, FileCheckpointStore
@@ -107,6 +108,7 @@ def run_pods(count: int, state_dir: str | None, *, trace: bool, fsync: bool) -> 
 
 def bench_pods(sizes: list[int], state_dir: str | None, *, memory: bool, fsync: bool) -> None:
     for count in sizes:
+        progress(f"scale: prepare and unprepare {count} pods")
         timed = run_pods(count, state_dir, trace=False, fsync=fsync)
         result(
             "pods",
@@ -118,6 +120,7 @@ def bench_pods(sizes: list[int], state_dir: str | None, *, memory: bool, fsync: 
             checkpoint_bytes_full=int(timed["checkpoint_bytes"]),
         )
         if memory:
+            progress(f"scale: {count} pods again under tracemalloc (slower)")
             traced = run_pods(count, state_dir, trace=True, fsync=fsync)
             result(
                 "pods_memory",
@@ -150,6 +153,7 @@ def bench_checkpoint(sizes: list[int], writes: int, state_dir: str | None, *, fs
     try:
         store = FileCheckpointStore(Path(root) / DRA_MANAGER_STATE_FILE, fsync=fsync)
         for count in sizes:
+            progress(f"scale: {writes} checkpoint writes of {count} entries")
             states = entries(count)
             store.store(states)  # the file already holds E entries, as in a running kubelet
             encode, total = [], []

@@ -23,6 +23,9 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from progress import progress
+
+from drasim.report.model import ScenarioResult
 from drasim.runner.run import run_scenarios
 from drasim.runner.world import RunOptions
 from drasim.scenario import builtin_scenario_dir, load_paths
@@ -48,6 +51,24 @@ def stand_in_cluster() -> Iterator[Path]:
         finally:
             server.terminate()
             server.wait(timeout=10)
+
+
+class Every:
+    """A runner reporter that shows progress every tenth of the scenarios."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.done = 0
+        self.step = max(1, total // 10)
+
+    def scenario_started(self, name: str, location: str = "") -> None:
+        """Nothing to show."""
+
+    def scenario_finished(self, result: ScenarioResult) -> None:
+        """Count; print every tenth."""
+        self.done += 1
+        if self.done % self.step == 0 or self.done == self.total:
+            progress(f"scenario throughput: {self.done}/{self.total} done (last: {result.name})")
 
 
 def main() -> None:
@@ -80,8 +101,9 @@ def main() -> None:
 
 def measure(scenarios: list[Scenario], options: RunOptions, jobs: int) -> None:
     """Run the scenarios once and print the numbers."""
+    progress(f"scenario throughput: {len(scenarios)} scenarios, --backend {options.backend} -j {jobs}")
     started = time.monotonic()
-    report = run_scenarios(scenarios, options, jobs=jobs)
+    report = run_scenarios(scenarios, options, jobs=jobs, reporter=Every(len(scenarios)))
     wall = time.monotonic() - started
     slowest = sorted(report.results, key=lambda r: r.duration, reverse=True)[:3]
     slow = ", ".join(f"{r.name} {r.duration:.2f}s" for r in slowest)

@@ -11,11 +11,16 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
 
 from drasim import __version__
 from drasim.errors import DrasimError
+from drasim.grpc_logging import quiet_grpc_logs
+
+quiet_grpc_logs()  # before any subcommand imports grpc
 
 # Subcommand modules, in the order `drasim --help` lists them.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -58,3 +63,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("drasim: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`drasim list | head`): stop quietly, as other tools do.
+        _silence_stdout()
+        return 128 + signal.SIGPIPE
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so that the flush at exit cannot fail on the closed pipe again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is not a real file (e.g. captured by a test)
+        pass
+    finally:
+        os.close(devnull)

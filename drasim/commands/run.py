@@ -13,9 +13,12 @@ import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from drasim.errors import ConfigError
+
+if TYPE_CHECKING:
+    from drasim.runner.world import RunOptions
 
 
 def register(subparsers: Any) -> None:
@@ -97,6 +100,26 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
+def run_options(args: argparse.Namespace) -> RunOptions:
+    """The :class:`RunOptions` the parsed ``drasim run`` arguments ask for."""
+    from drasim.runner.world import RunOptions
+    from drasim.scenario.limits import DEFAULT_SCENARIO_TIMEOUT
+
+    timeout = DEFAULT_SCENARIO_TIMEOUT if args.scenario_timeout is None else args.scenario_timeout
+    return RunOptions(
+        **backend_options(args),
+        time_scale=args.time_scale,
+        driver_cmd=args.driver_cmd,
+        driver_name=args.driver_name,
+        keep_workspace=args.keep_workspace,
+        fsync=args.fsync,
+        workspace_dir=args.workspace_dir,
+        scenario_timeout=timeout or None,
+        bugs=tuple(args.inject_bug),
+        capabilities=tuple(c for item in args.capability for c in item.split(",") if c),
+    )
+
+
 # -- backends (issue 12) --------------------------------------------------------------------
 def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
     """``--backend``, ``--kubeconfig``, ``--context``."""
@@ -135,20 +158,18 @@ def _interrupt_on_sigterm() -> Callable[[], None]:
 
 
 def backend_options(args: argparse.Namespace) -> dict[str, Any]:
-    """RunOptions fields for the backend flags; a real cluster is checked once, before any scenario."""
+    """RunOptions fields for the backend flags (the cluster itself is checked by :func:`run`)."""
     if args.backend != "kubeconfig":
         if args.kubeconfig is not None or args.context is not None:
             raise ConfigError("--kubeconfig and --context need --backend kubeconfig")
         return {"backend": args.backend}
     from drasim.runner.backend_choice import default_kubeconfig
-    from drasim.runner.preflight import check_cluster
 
     path = args.kubeconfig or default_kubeconfig()
     if path is None:
         raise ConfigError(
             "--backend kubeconfig needs --kubeconfig FILE ($KUBECONFIG is unset, no ~/.kube/config)"
         )
-    check_cluster(path, args.context)
     return {"backend": "kubeconfig", "kubeconfig": path, "context": args.context}
 
 
@@ -161,7 +182,6 @@ def run(args: argparse.Namespace) -> int:
     from drasim.report.junit import write_junit
     from drasim.report.terminal import TerminalReporter
     from drasim.runner.run import run_scenarios
-    from drasim.runner.world import RunOptions
     from drasim.scenario import builtin_scenario_dir, load_paths
     from drasim.scenario.limits import DEFAULT_SCENARIO_TIMEOUT, MAX_TIME_SCALE
 
@@ -193,19 +213,11 @@ def run(args: argparse.Namespace) -> int:
     if not scenarios:
         print("drasim run: no scenario matched", file=sys.stderr)
         return 2
-    backend = backend_options(args)
-    options = RunOptions(
-        **backend,
-        time_scale=args.time_scale,
-        driver_cmd=args.driver_cmd,
-        driver_name=args.driver_name,
-        keep_workspace=args.keep_workspace,
-        fsync=args.fsync,
-        workspace_dir=args.workspace_dir,
-        scenario_timeout=timeout or None,
-        bugs=tuple(args.inject_bug),
-        capabilities=tuple(c for item in args.capability for c in item.split(",") if c),
-    )
+    options = run_options(args)
+    if options.backend == "kubeconfig" and options.kubeconfig is not None:
+        from drasim.runner.preflight import check_cluster
+
+        check_cluster(options.kubeconfig, options.context)  # one clear line when it cannot work
     environment = RunEnvironment(
         driver=args.driver_cmd or "fake",
         backend=args.backend or ("http" if args.driver_cmd else "memory"),

@@ -89,10 +89,21 @@ class Backend:
             served={"resource.k8s.io": versions}, recorder=journal, sleep=sleep or time.sleep
         )
         self._http: Any = None
+        self._driver_clients: dict[str, Cluster] = {}
         self._kubeconfig: Path | None = None
         self.runner_api: Cluster = MemoryCluster(self.store, client=RUNNER)
         self.kubelet_api: Cluster = MemoryCluster(self.store, client=KUBELET)
         self.driver_api: Cluster = MemoryCluster(self.store, client=DRIVER)
+
+    def driver_client(self, driver: str) -> Cluster:
+        """A client for one in-process fake driver, journaled under the driver's name (cached)."""
+        client = self._driver_clients.get(driver)
+        if client is None:
+            client = self._driver_clients[driver] = self._new_driver_client(driver)
+        return client
+
+    def _new_driver_client(self, driver: str) -> Cluster:
+        return MemoryCluster(self.store, client=driver)
 
     @property
     def node(self) -> str:
@@ -155,11 +166,16 @@ class HttpBackend(Backend):
         from drasim.apiserver.kubeclient import KubeClientCluster
 
         runner = KubeClientCluster(self.kubeconfig(), user_agent=RUNNER)
+        self._clients = runner
         self.runner_api, self.kubelet_api, self.driver_api = (
             runner,
             runner.sibling(KUBELET),
             runner.sibling(DRIVER),
         )
+
+    def _new_driver_client(self, driver: str) -> Cluster:
+        """Over HTTP the driver's name is its user agent (the server journals it and matches faults)."""
+        return self._clients.sibling(driver)
 
 
 class KubeconfigBackend(Backend):
@@ -188,6 +204,7 @@ class KubeconfigBackend(Backend):
         runner = KubeClientCluster(
             path, context=context, user_agent=f"drasim-{RUNNER}", recorder=journal, client=RUNNER
         )
+        self._clients = runner
         self.runner_api = runner
         self.kubelet_api = runner.sibling(f"drasim-{KUBELET}", client=KUBELET)
         self.driver_api = runner.sibling(f"drasim-{DRIVER}", client=DRIVER)
@@ -200,6 +217,9 @@ class KubeconfigBackend(Backend):
         self._node_created = False
         self._nodes: set[str] = set()
         self._closed = False
+
+    def _new_driver_client(self, driver: str) -> Cluster:
+        return self._clients.sibling(f"drasim-{driver}", client=driver)
 
     # ------------------------------------------------------------- name mapping
     def node_name(self, name: str) -> str:

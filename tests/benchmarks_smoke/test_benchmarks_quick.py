@@ -33,6 +33,9 @@ def run(script: str, *args: str) -> str:
         check=False,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    # Progress goes to stderr, a line per phase, so a long run shows where it is.
+    assert re.search(r"^\[ *\d+\.\ds\] \S", proc.stderr, re.M), f"no progress lines: {proc.stderr!r}"
+    assert "RESULT " not in proc.stderr
     return proc.stdout
 
 
