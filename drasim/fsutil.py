@@ -37,13 +37,15 @@ def atomic_write_bytes(
     0644 under the usual umask 022). Files a user reads (reports, reproducers, journals)
     pass :data:`USER_FILE_MODE`.
     """
-    target = Path(path)
-    directory = os.fspath(target.parent)
-    prefix = f".{target.name}." if temp_prefix is None else temp_prefix
+    # Plain strings, not pathlib: this runs several times per prepare/unprepare cycle.
+    target = os.fspath(path)
+    directory, name = os.path.split(target)
+    directory = directory or os.curdir
+    prefix = f".{name}." if temp_prefix is None else temp_prefix
     try:
         fd, tmp = create_temp_file(directory, prefix)
     except FileNotFoundError:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(directory, exist_ok=True)
         fd, tmp = create_temp_file(directory, prefix)
     try:
         try:
@@ -62,8 +64,8 @@ def atomic_write_bytes(
             os.unlink(tmp)
         raise
     if durable and sync:
-        fsync_directory(target.parent)
-    return target
+        fsync_directory(directory)
+    return Path(target)
 
 
 USER_FILE_MODE = 0o666
@@ -106,7 +108,7 @@ def create_temp_file(directory: str, prefix: str) -> tuple[int, str]:
     raise FileExistsError(errno.EEXIST, "no free temporary file name", directory)
 
 
-def fsync_directory(directory: Path) -> None:
+def fsync_directory(directory: str | os.PathLike[str]) -> None:
     """Make renames and removals in ``directory`` durable (ignored where directories cannot be opened)."""
     with contextlib.suppress(OSError):
         fd = os.open(directory, os.O_RDONLY)

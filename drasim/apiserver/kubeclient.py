@@ -82,13 +82,15 @@ class KubeClientCluster:
         self._registry = Registry({RESOURCE_GROUP: RESOURCE_VERSIONS})
         self._created: list[tuple[str, str, str, str]] = []
 
-    def sibling(self, user_agent: str, client: str = "") -> KubeClientCluster:
+    def sibling(
+        self, user_agent: str, client: str = "", claim_version: str | None = None
+    ) -> KubeClientCluster:
         """Another client of the same server and credentials under another user agent (no reload)."""
         from kubernetes.client import ApiClient
 
         return KubeClientCluster(
             ApiClient(self.api_client.configuration),
-            claim_version=self.claim_version,
+            claim_version=claim_version or self.claim_version,
             user_agent=user_agent,
             timeout=self.timeout,
             recorder=self.recorder,

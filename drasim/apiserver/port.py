@@ -45,6 +45,9 @@ class WatchStream(Protocol):
 class Cluster(Protocol):
     """ClaimReader plus what the runner needs to seed, drive and reset the world."""
 
+    claim_version: str
+    """The resource.k8s.io version :meth:`get_resource_claim` reads through."""
+
     def get_resource_claim(self, namespace: str, name: str) -> KubeObject:
         """GET the ResourceClaim (ClaimReader port); raises ApiError 404 when missing."""
         ...

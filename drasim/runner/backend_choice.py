@@ -52,13 +52,13 @@ def backend_skip_reason(scenario: Scenario, requested: str | None) -> str:
 
 
 def _fake_server_needs(scenario: Scenario) -> list[str]:
-    from drasim.apiserver.kinds import RESOURCE_VERSIONS
+    from drasim.scenario.schema import ApiServerSpec
 
     api = scenario.spec.api_server
     needs: list[str] = []
     if api.faults:
         needs.append("API-server fault rules in spec.apiServer.faults")
-    if list(api.resource_api_versions) != list(RESOURCE_VERSIONS):
+    if list(api.resource_api_versions) != list(ApiServerSpec().resource_api_versions):
         served = ", ".join(api.resource_api_versions)
         needs.append(f"serves only resource.k8s.io {served} (spec.apiServer.resourceApiVersions)")
     pending = list(scenario.spec.steps)

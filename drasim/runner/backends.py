@@ -79,12 +79,20 @@ class Backend:
     """The server assigns UIDs and runs controllers: pods are created before their claims are reserved."""
 
     def __init__(
-        self, scenario: Scenario, journal: Journal, root: Path, sleep: Callable[[float], None] | None = None
+        self,
+        scenario: Scenario,
+        journal: Journal,
+        root: Path,
+        *,
+        served: list[str] | None = None,
+        claim_version: str = "v1",
+        sleep: Callable[[float], None] | None = None,
     ) -> None:
         self.scenario = scenario
         self.journal = journal
         self.root = root
-        versions = list(scenario.spec.api_server.resource_api_versions)
+        self.claim_version = claim_version
+        versions = served if served is not None else list(scenario.spec.api_server.resource_api_versions)
         self.store: ObjectStore | None = ObjectStore(
             served={"resource.k8s.io": versions}, recorder=journal, sleep=sleep or time.sleep
         )
@@ -92,7 +100,7 @@ class Backend:
         self._driver_clients: dict[str, Cluster] = {}
         self._kubeconfig: Path | None = None
         self.runner_api: Cluster = MemoryCluster(self.store, client=RUNNER)
-        self.kubelet_api: Cluster = MemoryCluster(self.store, client=KUBELET)
+        self.kubelet_api: Cluster = MemoryCluster(self.store, client=KUBELET, claim_version=claim_version)
         self.driver_api: Cluster = MemoryCluster(self.store, client=DRIVER)
 
     def driver_client(self, driver: str) -> Cluster:
@@ -159,17 +167,15 @@ class HttpBackend(Backend):
 
     name = "http"
 
-    def __init__(
-        self, scenario: Scenario, journal: Journal, root: Path, sleep: Callable[[float], None] | None = None
-    ) -> None:
-        super().__init__(scenario, journal, root, sleep)
+    def __init__(self, scenario: Scenario, journal: Journal, root: Path, **options: Any) -> None:
+        super().__init__(scenario, journal, root, **options)
         from drasim.apiserver.kubeclient import KubeClientCluster
 
         runner = KubeClientCluster(self.kubeconfig(), user_agent=RUNNER)
         self._clients = runner
         self.runner_api, self.kubelet_api, self.driver_api = (
             runner,
-            runner.sibling(KUBELET),
+            runner.sibling(KUBELET, claim_version=self.claim_version),
             runner.sibling(DRIVER),
         )
 
@@ -193,10 +199,11 @@ class KubeconfigBackend(Backend):
         *,
         context: str | None = None,
         expand: Callable[[Any], Any] = lambda value: value,
+        claim_version: str = "v1",
     ) -> None:
         from drasim.apiserver.kubeclient import KubeClientCluster
 
-        super().__init__(scenario, journal, root)
+        super().__init__(scenario, journal, root, claim_version=claim_version)
         self.store = None
         self.path = path
         self.context = context
@@ -206,7 +213,9 @@ class KubeconfigBackend(Backend):
         )
         self._clients = runner
         self.runner_api = runner
-        self.kubelet_api = runner.sibling(f"drasim-{KUBELET}", client=KUBELET)
+        self.kubelet_api = runner.sibling(
+            f"drasim-{KUBELET}", client=KUBELET, claim_version=self.claim_version
+        )
         self.driver_api = runner.sibling(f"drasim-{DRIVER}", client=DRIVER)
         self.prefix = run_prefix(scenario.name)
         self._lock = threading.Lock()
@@ -366,20 +375,29 @@ def open_backend(
     journal: Journal,
     root: Path,
     *,
+    served: list[str] | None = None,
+    claim_version: str = "v1",
     kubeconfig: Path | None = None,
     context: str | None = None,
     expand: Callable[[Any], Any] = lambda value: value,
     sleep: Callable[[float], None] | None = None,
 ) -> Backend:
-    """The backend ``name`` for one scenario run (not yet set up); ``expand`` fills in ``$(DRIVER)``,
-    ``sleep`` waits out API-server fault latencies (drasim's own server only)."""
+    """The backend ``name`` for one scenario run (not yet set up).
+
+    ``served``: resource.k8s.io versions drasim's server serves; ``claim_version``: the one
+    the kubelet reads claims through; ``expand`` fills in ``$(DRIVER)``; ``sleep`` waits out
+    API-server fault latencies (drasim's own server only).
+    """
+    options: dict[str, Any] = {"served": served, "claim_version": claim_version, "sleep": sleep}
     if name == "memory":
-        return Backend(scenario, journal, root, sleep)
+        return Backend(scenario, journal, root, **options)
     if name == "http":
-        return HttpBackend(scenario, journal, root, sleep)
+        return HttpBackend(scenario, journal, root, **options)
     if name == "kubeconfig":
         path = kubeconfig or default_kubeconfig()
         if path is None:
             raise ConfigError("--backend kubeconfig needs --kubeconfig FILE (or $KUBECONFIG, ~/.kube/config)")
-        return KubeconfigBackend(scenario, journal, root, path, context=context, expand=expand)
+        return KubeconfigBackend(
+            scenario, journal, root, path, context=context, expand=expand, claim_version=claim_version
+        )
     raise ConfigError(f"unknown backend {name!r}; valid backends: {', '.join(BACKENDS)}")

@@ -113,6 +113,8 @@ def reproduce_command(scenario: Scenario, options: RunOptions) -> str:
         words.append("--fsync")
     if options.time_scale is not None:
         words += ["--time-scale", repr(options.time_scale)]
+    if options.kubelet_version:
+        words += ["--kubelet-version", options.kubelet_version]
     if options.scenario_timeout != DEFAULT_SCENARIO_TIMEOUT:
         words += ["--scenario-timeout", f"{options.scenario_timeout or 0:g}"]
     if options.backend:
@@ -153,23 +155,30 @@ def _failure(
     )
 
 
+def _skipped(result: ScenarioResult, scenario: Scenario, options: RunOptions) -> bool:
+    """Name the result after its kubelet version; mark it skipped (True) when it must not run."""
+    from drasim.runner.versions import matrix_name, resolve_version
+
+    result.kubelet_version, reason = resolve_version(scenario, options)
+    if options.kubelet_version:
+        result.name = matrix_name(scenario.name, result.kubelet_version)
+    if not reason and options.driver_cmd:
+        from drasim.conformance import real_driver_skip_reason
+
+        reason = real_driver_skip_reason(scenario, options.capabilities)
+    if not reason:
+        reason = backend_skip_reason(scenario, options.backend)
+    if reason:
+        result.status, result.skip_reason = "skipped", reason
+    return bool(reason)
+
+
 @dataclass
 class _Progress:
     """Where a run is, for the report when its time limit stops it."""
 
     index: int | None = None
     step: Step | None = None
-
-
-def _skip_reason(scenario: Scenario, options: RunOptions) -> str:
-    """Why the scenario cannot run with these options: the driver under test, or the backend."""
-    if options.driver_cmd:
-        from drasim.conformance import real_driver_skip_reason
-
-        reason = real_driver_skip_reason(scenario, options.capabilities)
-        if reason:
-            return reason
-    return backend_skip_reason(scenario, options.backend)
 
 
 class Interruption:
@@ -225,9 +234,7 @@ def run_scenario(
     options = options or RunOptions()
     started = time.monotonic()
     result = ScenarioResult.of(scenario, "passed")
-    reason = _skip_reason(scenario, options)
-    if reason:
-        result.status, result.skip_reason = "skipped", reason
+    if _skipped(result, scenario, options):
         return result
     world = World(scenario, options)
     progress = _Progress()
@@ -237,7 +244,9 @@ def run_scenario(
         if options.scenario_timeout is None:
             _drive(world, scenario, options, result, progress)
         else:
+            named = result
             result = _drive_with_limit(world, scenario, options, progress, options.scenario_timeout)
+            result.name, result.kubelet_version = named.name, named.kubelet_version
     finally:
         if interruption is not None:
             interruption.detach(world)
@@ -404,28 +413,35 @@ def run_scenarios(
     environment: RunEnvironment | None = None,
 ) -> RunReport:
     """Run many scenarios (``jobs`` at a time); results keep the input order."""
+    from drasim.runner.versions import matrix, matrix_name
+
     options = options or RunOptions()
     started = time.monotonic()
-    results: list[ScenarioResult | None] = [None] * len(scenarios)
+    runs = matrix(list(scenarios), options)
+    results: list[ScenarioResult | None] = [None] * len(runs)
     stop = threading.Event()
     lock = threading.Lock()
     interruption = Interruption()
 
     def one(i: int) -> None:
-        scenario = scenarios[i]
+        scenario, run_options = runs[i]
+        version = run_options.kubelet_version
+        name = matrix_name(scenario.name, version) if version else scenario.name
         if interruption.is_set():
             results[i] = ScenarioResult.of(
                 scenario, "skipped", skip_reason="not run: the run was interrupted"
             )
+            results[i].name = name  # type: ignore[union-attr]
         elif stop.is_set():
             results[i] = ScenarioResult.of(
                 scenario, "skipped", skip_reason="--fail-fast: an earlier scenario failed"
             )
+            results[i].name = name  # type: ignore[union-attr]
         else:
             if reporter is not None:
                 with lock:
-                    reporter.scenario_started(scenario.name, f"{scenario.file}:{scenario.line}")
-            results[i] = run_scenario(scenario, options, interruption=interruption)
+                    reporter.scenario_started(name, f"{scenario.file}:{scenario.line}")
+            results[i] = run_scenario(scenario, run_options, interruption=interruption)
             if fail_fast and results[i] is not None and results[i].status in ("failed", "error"):  # type: ignore[union-attr]
                 stop.set()
         if reporter is not None:
@@ -437,7 +453,7 @@ def run_scenarios(
     # while a step is blocked in an RPC (see Interruption).
     pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="drasim-scenario")
     try:
-        futures = [pool.submit(run, i) for i in range(len(scenarios))]
+        futures = [pool.submit(run, i) for i in range(len(runs))]
         for future in futures:
             future.result()
     except KeyboardInterrupt:

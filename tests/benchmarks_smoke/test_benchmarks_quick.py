@@ -89,6 +89,11 @@ def test_scale_quick() -> None:
     sizes = [int(line["bytes"]) for line in writes]
     assert sizes == sorted(sizes)
     assert sizes[0] < sizes[1] < sizes[2]
+    incremental = found["checkpoint_write_incremental"]
+    assert [line["entries"] for line in incremental] == ["0", "1", "10"]
+    for line in found["pods"]:
+        assert float(line["cpu_s"]) > 0
+        assert int(line["driver_state_bytes_full"]) > 0
 
 
 @pytest.mark.timeout(90)
