@@ -20,6 +20,7 @@ KUBELET: Final = "kubelet"
 PLUGIN_PROCESS: Final = "plugin-process"
 FAULT: Final = "fault"
 MERGE_ERROR: Final = "merge-error"
+MARK: Final = "mark"
 BACKEND: Final = "backend"
 
 KIND_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {
@@ -32,6 +33,7 @@ KIND_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {
     PLUGIN_PROCESS: ("action", "driver", "pid", "returncode", "stdout_tail", "stderr_tail"),
     FAULT: ("where", "description", "spec"),
     MERGE_ERROR: ("source", "path", "line", "message"),
+    MARK: ("name", "slices"),
     BACKEND: ("action", "object", "error"),
 }
 """The documented fields of each kind (others may be added; readers ignore unknown ones)."""
@@ -144,7 +146,13 @@ def _generic(e: Mapping[str, Any]) -> str:
     return " ".join(fields)
 
 
+def _mark(e: Mapping[str, Any]) -> str:
+    slices = e.get("slices")
+    return f"{e.get('name', '')} slices={len(slices) if isinstance(slices, list) else '?'}"
+
+
 _BODIES = {
+    MARK: _mark,
     STEP: _step,
     RPC: _rpc,
     API: _api,

@@ -343,6 +343,8 @@ class KubeconfigBackend(Backend):
         """Delete the namespaces, the node's slices, the scenario's cluster-scoped objects, the Node."""
         with self._lock:
             self._closed = True
+        for namespace in self._namespaces.values():
+            self._release_pods(namespace)
         deletions: list[tuple[str, str, str, str]] = [
             ("v1", "Namespace", name, "") for name in self._namespaces.values()
         ]
@@ -357,6 +359,23 @@ class KubeconfigBackend(Backend):
         if self._node_created:
             self._delete("v1", "Node", self.node, "")
         super().close()
+
+    def _release_pods(self, namespace: str) -> None:
+        """Drop drasim's own finalizers from the run's pods: nothing else would, and a namespace
+        whose pods keep a finalizer never finishes terminating."""
+        try:
+            pods = self.runner_api.list("v1", "Pod", namespace)
+        except ApiError:
+            return
+        for pod in pods:
+            finalizers = (pod.get("metadata") or {}).get("finalizers") or []
+            kept = [f for f in finalizers if not str(f).startswith("drasim.dev/")]
+            if len(kept) != len(finalizers):
+                name = str(pod["metadata"]["name"])
+                with contextlib.suppress(ApiError):
+                    self.runner_api.patch(
+                        "v1", "Pod", name, {"metadata": {"finalizers": kept or None}}, namespace
+                    )
 
     def _delete(self, api_version: str, kind: str, name: str, namespace: str) -> None:
         try:
