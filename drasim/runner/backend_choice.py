@@ -30,7 +30,7 @@ def chosen_backend(scenario: Scenario, requested: str | None) -> str:
     return requested or scenario.spec.backend or "memory"
 
 
-def backend_skip_reason(scenario: Scenario, requested: str | None) -> str:
+def backend_skip_reason(scenario: Scenario, requested: str | None, kubelet_version: str = "") -> str:
     """Why ``scenario`` cannot run on the backend the run asked for ('' when it can).
 
     A scenario pinned to another backend is skipped; on a real cluster (``kubeconfig``) so is
@@ -43,6 +43,15 @@ def backend_skip_reason(scenario: Scenario, requested: str | None) -> str:
     if chosen_backend(scenario, requested) != "kubeconfig":
         return ""
     needs = _fake_server_needs(scenario)
+    if kubelet_version:
+        from drasim.kubelet.profiles import profile as version_profile
+
+        api = version_profile(kubelet_version).resource_api_version
+        if api == "v1alpha3":  # the others (v1beta1, v1beta2, v1) a current cluster may serve
+            needs.append(
+                f"its kubelet {kubelet_version} reads ResourceClaims through resource.k8s.io/{api}, "
+                "which only a 1.31 cluster serves"
+            )
     if not needs:
         return ""
     return (

@@ -167,7 +167,7 @@ def _skipped(result: ScenarioResult, scenario: Scenario, options: RunOptions) ->
 
         reason = real_driver_skip_reason(scenario, options.capabilities)
     if not reason:
-        reason = backend_skip_reason(scenario, options.backend)
+        reason = backend_skip_reason(scenario, options.backend, result.kubelet_version or "")
     if reason:
         result.status, result.skip_reason = "skipped", reason
     return bool(reason)

@@ -274,3 +274,10 @@ def test_on_a_real_cluster_the_clients_journal_their_own_requests(
     assert ("kubelet", "get", "resourceclaims", 404) in events
     assert ("runner", "delete", "namespaces", 200) in events
     assert ("runner", "deletecollection", "resourceslices", 200) in events
+
+
+def test_a_real_cluster_skips_a_kubelet_that_reads_v1alpha3_claims() -> None:
+    reason = backend_skip_reason(PLAIN, "kubeconfig", "1.31")
+    assert "its kubelet 1.31 reads ResourceClaims through resource.k8s.io/v1alpha3" in reason
+    assert backend_skip_reason(PLAIN, "kubeconfig", "1.34") == ""
+    assert backend_skip_reason(PLAIN, "http", "1.31") == ""
