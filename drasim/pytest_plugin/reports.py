@@ -67,7 +67,7 @@ class ResultCollector:
             results=list(self.results.values()),
             environment=RunEnvironment(
                 driver=settings.driver_cmd or "fake",
-                backend="http" if settings.driver_cmd else "memory",
+                backend=settings.backend or ("http" if settings.driver_cmd else "memory"),
                 time_scale=reported_time_scale(
                     (r.time_scale for r in self.results.values() if r.time_scale is not None),
                     settings.time_scale,
