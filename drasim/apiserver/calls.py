@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from drasim.apiserver.faults import ApiFault
+from drasim.apiserver.faults import StoreFault
 from drasim.apiserver.kinds import ResourceType
 from drasim.apiserver.store import ObjectStore
 from drasim.errors import ApiError
@@ -35,7 +35,7 @@ class ApiCall:
     client: str = IN_PROCESS
 
 
-def guarded(store: ObjectStore, call: ApiCall, action: Callable[[ApiFault | None], T]) -> T:
+def guarded(store: ObjectStore, call: ApiCall, action: Callable[[StoreFault | None], T]) -> T:
     """Apply a matching fault (latency, error), run ``action``, and journal the outcome.
 
     ``action`` receives the fault that fired (or ``None``) so a watch can honour a

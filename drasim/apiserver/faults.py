@@ -65,8 +65,8 @@ _RESOURCE_NAMES = _resource_names()
 
 
 @dataclass
-class ApiFault:
-    """One injected fault. ``times=None`` means always."""
+class StoreFault:
+    """One fault rule of the object store (a scenario's ``ApiFault``, translated); ``times=None``: always."""
 
     verb: str | None = None
     resource: str | None = None
@@ -114,7 +114,7 @@ class ApiFault:
             raise ConfigError(f"fault dropWatch: only applies to verb 'watch', not {self.verb!r}")
 
     @classmethod
-    def from_dict(cls, spec: Mapping[str, Any]) -> ApiFault:
+    def from_dict(cls, spec: Mapping[str, Any]) -> StoreFault:
         """Build a fault from a scenario's plain dict (camelCase keys); bad input is a ConfigError."""
         unknown = sorted(set(spec) - set(_KEYS))
         if unknown:
@@ -196,11 +196,11 @@ class FaultInjector:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._faults: list[ApiFault] = []
+        self._faults: list[StoreFault] = []
 
-    def add(self, fault: ApiFault | Mapping[str, Any]) -> ApiFault:
-        """Add a fault (an :class:`ApiFault` or a scenario dict) and return it."""
-        item = fault if isinstance(fault, ApiFault) else ApiFault.from_dict(fault)
+    def add(self, fault: StoreFault | Mapping[str, Any]) -> StoreFault:
+        """Add a fault (an :class:`StoreFault` or a scenario dict) and return it."""
+        item = fault if isinstance(fault, StoreFault) else StoreFault.from_dict(fault)
         with self._lock:
             self._faults.append(item)
         return item
@@ -211,7 +211,7 @@ class FaultInjector:
             self._faults.clear()
 
     @property
-    def faults(self) -> list[ApiFault]:
+    def faults(self) -> list[StoreFault]:
         """A snapshot of the active faults."""
         with self._lock:
             return list(self._faults)
@@ -225,7 +225,7 @@ class FaultInjector:
         subresource: str = "",
         *,
         client: str = "",
-    ) -> ApiFault | None:
+    ) -> StoreFault | None:
         """Find the first matching fault, count it as fired, and retire it once used up.
 
         A fault with ``after: N`` lets its first N matching requests through untouched.
@@ -244,7 +244,7 @@ class FaultInjector:
 
 
 def api_fault_spec(fault: Any, time_scale: float) -> dict[str, Any]:
-    """A scenario ``ApiFault`` rule as :meth:`ApiFault.from_dict` spells it.
+    """A scenario ``ApiFault`` rule as :meth:`StoreFault.from_dict` spells it.
 
     ``fault`` is duck-typed (``drasim.scenario.common.ApiFault``), so the API server does not
     depend on the scenario layer; scenario validation and the runner both use this one mapping.

@@ -21,7 +21,7 @@ from urllib.parse import parse_qs, urlsplit
 from drasim.apiserver import listing, routes
 from drasim.apiserver.bodies import JSON, PROTOBUF, check_depth, check_kind, decode_protobuf, json_object
 from drasim.apiserver.calls import ApiCall, guarded
-from drasim.apiserver.faults import ApiFault
+from drasim.apiserver.faults import StoreFault
 from drasim.apiserver.patch import PATCH_CONTENT_TYPES
 from drasim.apiserver.status import REASONS, StatusError, bad_request, status_body
 from drasim.apiserver.streaming import stream_watch, watch_options
@@ -417,7 +417,7 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
             return
         pre = options.get("preconditions") or {}
 
-        def action(_fault: ApiFault | None) -> dict[str, Any]:
+        def action(_fault: StoreFault | None) -> dict[str, Any]:
             return store.delete(
                 route.rtype,
                 route.version,

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from drasim.apiserver.calls import IN_PROCESS, ApiCall, guarded
-from drasim.apiserver.faults import ApiFault
+from drasim.apiserver.faults import StoreFault
 from drasim.apiserver.kinds import RESOURCE_GROUP, ResourceType
 from drasim.apiserver.meta import clone
 from drasim.apiserver.patch import merge_patch
@@ -58,7 +58,7 @@ class MemoryCluster:
         verb: str,
         rtype: ResourceType,
         version: str,
-        action: Callable[[ApiFault | None], T],
+        action: Callable[[StoreFault | None], T],
         *,
         namespace: str = "",
         name: str = "",
@@ -101,7 +101,7 @@ class MemoryCluster:
         """LIST objects."""
         rtype, version = self._type(api_version, kind)
 
-        def action(_fault: ApiFault | None) -> builtins.list[KubeObject]:
+        def action(_fault: StoreFault | None) -> builtins.list[KubeObject]:
             items, _ = self.store.list(
                 rtype, version, namespace, label_selector=label_selector, field_selector=field_selector
             )
@@ -259,7 +259,7 @@ class MemoryCluster:
         """WATCH; a dropWatch fault ends the stream after its ``afterEvents``."""
         rtype, version = self._type(api_version, kind)
 
-        def action(fault: ApiFault | None) -> Watch:
+        def action(fault: StoreFault | None) -> Watch:
             drop = fault.after_events if fault is not None and fault.drop_watch else None
             return self.store.watch(
                 rtype,

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from drasim.apiserver.calls import ApiCall, guarded
-from drasim.apiserver.faults import ApiFault
+from drasim.apiserver.faults import StoreFault
 from drasim.apiserver.routes import Route
 from drasim.apiserver.status import StatusError, bad_request, status_body
 from drasim.apiserver.watch import ERROR, Watch, WatchEvent
@@ -94,7 +94,7 @@ def stream_watch(handler: ApiRequestHandler, route: Route, options: WatchOptions
     server = handler.server
     store = server.store
 
-    def action(fault: ApiFault | None) -> Watch:
+    def action(fault: StoreFault | None) -> Watch:
         drop = fault.after_events if fault is not None and fault.drop_watch else None
         return store.watch(
             route.rtype,

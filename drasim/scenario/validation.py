@@ -429,8 +429,7 @@ class ScenarioChecker:
         if not (fault.code or fault.delay or fault.drop_watches):
             self.fail(fault, None, "the fault does nothing: give code, delay or dropWatches")
             return
-        from drasim.apiserver.faults import ApiFault as StoreFault
-        from drasim.apiserver.faults import api_fault_spec
+        from drasim.apiserver.faults import StoreFault, api_fault_spec
 
         try:
             StoreFault.from_dict(api_fault_spec(fault, 1.0))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from drasim.apiserver import ApiFault, MemoryCluster, ObjectStore
+from drasim.apiserver import MemoryCluster, ObjectStore, StoreFault
 from drasim.errors import ApiError, ConfigError
 
 CLAIM = {
@@ -49,13 +49,13 @@ def cluster():
 )
 def test_bad_fault_specs_are_config_errors(spec, message):
     with pytest.raises(ConfigError) as err:
-        ApiFault.from_dict(spec)
+        StoreFault.from_dict(spec)
     assert message in str(err.value)
 
 
 def test_resource_may_be_named_by_kind_or_plural():
-    assert ApiFault.from_dict({"resource": "ResourceClaim", "code": 500}).resource == "resourceclaims"
-    assert ApiFault.from_dict({"resource": "resourceclaim", "code": 500}).resource == "resourceclaims"
+    assert StoreFault.from_dict({"resource": "ResourceClaim", "code": 500}).resource == "resourceclaims"
+    assert StoreFault.from_dict({"resource": "resourceclaim", "code": 500}).resource == "resourceclaims"
 
 
 def test_error_fires_times_then_retires(cluster):
