@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from drasim import __version__
 from drasim.errors import DrasimError
@@ -49,11 +52,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     if func is None:
         parser.print_help()
         return 2
+    received: list[int] = []
+    previous = _interrupt_on_sigterm(received)
     try:
         return func(args)
     except DrasimError as err:
         print(f"drasim {args.command}: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("drasim: interrupted", file=sys.stderr)
-        return 130
+        # Driver processes and workspaces of scenarios that were running must not outlive us.
+        from drasim.runner import reaper
+
+        reaper.reap()
+        name = "SIGTERM" if received else "SIGINT"
+        print(f"drasim: interrupted ({name}); driver processes and workspaces removed", file=sys.stderr)
+        return 128 + (received[0] if received else signal.SIGINT)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt_on_sigterm(received: list[int]) -> Any:
+    """Make SIGTERM raise ``KeyboardInterrupt`` like SIGINT, so that clean-up runs.
+
+    Returns the previous handler (``None`` when not in the main thread, where signal
+    handlers cannot be set).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def on_sigterm(signum: int, _frame: object) -> None:
+        received.append(signum)
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGTERM, on_sigterm)

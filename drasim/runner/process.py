@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from drasim.errors import ConfigError, DrasimError
+from drasim.runner import reaper
 
 PLACEHOLDERS = (
     "node",
@@ -148,13 +149,8 @@ class DriverProcess:
             self.logs_dir.mkdir(parents=True, exist_ok=True)
             with self.stdout_path.open("wb") as out, self.stderr_path.open("wb") as err:
                 try:
-                    self._proc = subprocess.Popen(
-                        argv,
-                        stdin=subprocess.DEVNULL,
-                        stdout=out,
-                        stderr=err,
-                        env=self.environment(),
-                        start_new_session=True,
+                    self._proc = reaper.spawn(
+                        argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=self.environment()
                     )
                 except OSError as error:
                     msg = f"cannot start driver command {shlex.join(argv)}: {error.strerror or error}"
@@ -195,6 +191,7 @@ class DriverProcess:
                 except subprocess.TimeoutExpired:
                     os.killpg(proc.pid, signal.SIGKILL)
                     proc.wait()
+            reaper.untrack_process(proc)
             self._proc = None
         self._emit(what, pid=proc.pid, returncode=proc.returncode, stderr=self.tail(self.stderr_path))
         return proc.returncode

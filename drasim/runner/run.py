@@ -269,8 +269,16 @@ def run_scenarios(
         for i in range(len(scenarios)):
             run(i)
     else:
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
+        pool = ThreadPoolExecutor(max_workers=jobs)
+        try:
             list(pool.map(run, range(len(scenarios))))
+        except BaseException:
+            # Interrupted (Ctrl-C, SIGTERM): start nothing new and do not wait for the
+            # scenarios still running; the caller reaps their drivers and workspaces.
+            stop.set()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
     report = RunReport(
         results=[r for r in results if r is not None], environment=environment or RunEnvironment()
     )

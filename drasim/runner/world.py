@@ -41,6 +41,10 @@ REGISTRATION_TIMEOUT = 15.0
 CONNECT_TIMEOUT = 5.0
 # How long (real seconds) we wait for a freshly started driver process's ResourceSlices.
 SLICE_TIMEOUT = 10.0
+# How long (real seconds) we wait for a driver process to republish the ResourceSlices the
+# kubelet's start-up wipe deleted: the kubeletplugin helper's slice controller syncs a pool
+# DefaultSyncDelay (30 s, real time) after a slice of it was deleted.
+REPUBLISH_TIMEOUT = 40.0
 NODE_UID_NAMESPACE = uuid.UUID("6ba7b811-9dad-11d1-80b4-00c04fd430c8")
 
 
@@ -359,16 +363,26 @@ class World:
         if handle.slices_seen_for_start == starts:
             return
         handle.slices_seen_for_start = starts
+        handle.slices_wiped = False
+        if self._wait_for_slices(handle, SLICE_TIMEOUT):
+            handle.publishes_slices = True
+
+    def _wait_for_slices(self, handle: ProcessDriverHandle, timeout: float) -> bool:
+        """Wait until a ResourceSlice of (driver, node) exists; journal ``no-slices`` if none comes.
+
+        Polls the store directly: the polls are not API calls of anybody, so they stay out
+        of the journal. Raises :class:`DriverProcessError` if the process exits meanwhile.
+        """
+        from drasim.runner.checks_node import list_slices
+
+        driver = handle.name
         selector = f"spec.driver={driver},spec.nodeName={self.node}"
-
-        def published() -> bool:
-            return bool(self.runner_api.list("resource.k8s.io/v1", "ResourceSlice", field_selector=selector))
-
         try:
             handle.process.wait_until(
-                published, timeout=SLICE_TIMEOUT, what=f"driver {driver} to publish its ResourceSlices"
+                lambda: bool(list_slices(self, selector)),
+                timeout=timeout,
+                what=f"driver {driver} to publish its ResourceSlices",
             )
-            handle.publishes_slices = True
         except DriverProcessError:
             if not handle.running:
                 raise
@@ -376,8 +390,31 @@ class World:
                 "plugin-process",
                 action="no-slices",
                 driver=driver,
-                message=f"no ResourceSlice of this driver and node appeared within {SLICE_TIMEOUT:g}s",
+                pid=handle.process.pid,
+                message=f"no ResourceSlice of this driver and node appeared within {timeout:g}s",
             )
+            return False
+        return True
+
+    def wait_republished_slices(self) -> None:
+        """Before allocating: wait for slices that the kubelet's start-up wipe removed.
+
+        A driver process's slice controller republishes them on its own schedule (the
+        kubeletplugin helper: 30 s after the delete), so a kubelet restart does not wait
+        for that; only an allocation that needs the slices does.
+        """
+        for handle in self.drivers.values():
+            if isinstance(handle, ProcessDriverHandle) and handle.slices_wiped and handle.running:
+                handle.slices_wiped = False
+                self.journal.record(
+                    "plugin-process",
+                    action="waiting-for-slices",
+                    driver=handle.name,
+                    pid=handle.process.pid,
+                    message="the kubelet's start-up wipe deleted this driver's ResourceSlices; "
+                    f"waiting up to {REPUBLISH_TIMEOUT:g}s for the driver to publish them again",
+                )
+                self._wait_for_slices(handle, REPUBLISH_TIMEOUT)
 
     def settle_registrations(self) -> None:
         """Rescan the registry until a pass changes no registration (at most a few passes).
@@ -476,8 +513,9 @@ class World:
         host.start()
         for handle in self.drivers.values():
             if isinstance(handle, ProcessDriverHandle) and handle.publishes_slices:
-                # The start-up wipe removed its slices; wait until its controller republished.
-                handle.slices_seen_for_start = -1
+                # The start-up wipe removed its slices; the next allocation waits until its
+                # controller republished them (wait_republished_slices).
+                handle.slices_wiped = True
         for name, handle in self.drivers.items():
             if handle.running:
                 self.wait_registration_attempt(name)

@@ -184,7 +184,21 @@ class ExpectCdiDevices:
         default=None, metadata=doc("The exact list, in order, duplicates included.")
     )
     count: int | None = field(default=None, metadata=doc("Exact number of IDs.", minimum=0))
-    unique: bool | None = field(default=None, metadata=doc("true: no ID appears twice; false: some ID does."))
+    devices: int | None = field(
+        default=None,
+        metadata=doc(
+            "Exact number of prepared devices handed to the container, each with at least one CDI ID "
+            "(however many IDs the driver gives a device).",
+            minimum=0,
+        ),
+    )
+    unique: bool | None = field(
+        default=None,
+        metadata=doc(
+            "true: no device lists an ID twice and every device has an ID of its own (an ID common to "
+            "all devices is allowed); false: some device does not."
+        ),
+    )
     well_formed: bool | None = field(
         default=None, metadata=doc("true: every ID is a valid qualified CDI name 'vendor/class=name'.")
     )
@@ -205,6 +219,15 @@ class ExpectCdiSpecs:
     absent: list[str] = field(default_factory=list, metadata=doc("Glob patterns that must match no file."))
     count: int | None = field(
         default=None, metadata=doc("Exact number of spec files (*.json, *.yaml).", minimum=0)
+    )
+    claim_specs: int | None = field(
+        default=None,
+        metadata=doc(
+            "Exact number of spec files written for claims: those whose name or content holds the UID "
+            "of a ResourceClaim in the API server (a driver's static specs are not counted).",
+            minimum=0,
+            yaml="claimSpecs",
+        ),
     )
     valid: bool = field(
         default=True,
