@@ -161,6 +161,7 @@ class ScenarioItem(pytest.Item):
         settings = settings_of(self.config)
         result = run_scenario(settings.prepare(self.scenario), settings.run_options())
         self.record(result)
+        self.add_output_sections(result)
         if result.status == "skipped":
             pytest.skip(result.skip_reason or "skipped by the runner")
         if result.status in ("failed", "error"):
@@ -171,6 +172,24 @@ class ScenarioItem(pytest.Item):
         self.result = result
         self.user_properties[:] = [p for p in self.user_properties if p[0] != RESULT_PROPERTY]
         self.user_properties.append((RESULT_PROPERTY, result.to_dict()))
+
+    def add_output_sections(self, result: ScenarioResult) -> None:
+        """With ``-o junit_logging=...``, pytest's JUnit gets the journal and the driver's output.
+
+        They become the item's captured stdout (the journal, one line per event, then the
+        driver's stdout) and stderr (the driver's stderr), which pytest's ``--junitxml``
+        writes as ``<system-out>`` / ``<system-err>``. Without ``junit_logging`` nothing is
+        added, so a failure's terminal output stays the scenario's own text.
+        """
+        if str(self.config.getini("junit_logging")) in ("", "no"):
+            return
+        from drasim.report.junit import case_output
+
+        out, err = case_output(result)
+        if out:
+            self.add_report_section("call", "stdout", out)
+        if err:
+            self.add_report_section("call", "stderr", err)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         """The failing step, the message, expected vs actual, journal and driver output; no traceback."""

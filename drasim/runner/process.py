@@ -222,12 +222,17 @@ class DriverProcess:
 
     @staticmethod
     def tail(path: Path, limit: int = 4000) -> str:
-        """The last ``limit`` characters of a log file ('' if missing)."""
+        """The last ``limit`` bytes of a log file, from the start of a line ('' if missing)."""
         try:
             data = path.read_bytes()
         except OSError:
             return ""
-        return data[-limit:].decode("utf-8", "replace")
+        if len(data) > limit:
+            data = data[-limit:]
+            cut = data.find(b"\n")
+            if 0 <= cut < len(data) - 1:
+                data = data[cut + 1 :]
+        return data.decode("utf-8", "replace")
 
     def _emit(self, what: str, **fields: object) -> None:
         if self.on_event is not None:

@@ -6,11 +6,13 @@ Three ways a run can end early, and what happens to what it started:
   ``KeyboardInterrupt`` and calls :func:`reap`, which SIGKILLs the process group of
   every driver process still running and removes every workspace still present.
   The same happens at interpreter exit (``atexit``), e.g. under pytest.
-* SIGKILL of drasim (or any death without handlers): every driver process is started
-  with ``PR_SET_PDEATHSIG`` = SIGKILL (Linux), so the kernel kills it when drasim dies.
+* SIGKILL of drasim (or any death without handlers): every driver process execs with
+  ``PR_SET_PDEATHSIG`` = SIGKILL armed (Linux), so the kernel kills it when drasim dies.
   The death signal belongs to the *thread* that forked the child, so every driver is
   forked by one long-lived spawner thread (:func:`spawn`), never by a scenario thread
-  that may end while its driver should live on. The workspace cannot be removed by a
+  that may end while its driver should live on. Only the driver process itself gets
+  it: a driver that forks helpers of its own must end them when it gets SIGKILL'd
+  (its process group is also SIGKILL'd on SIGINT/SIGTERM). The workspace cannot be removed by a
   dead process: each non-kept workspace holds an owner file (``.drasim-owner``: pid and
   process start time), and the next workspace created in the same base directory
   removes trees whose owner is gone (:func:`sweep_stale`).
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import ctypes
+import errno
 import os
 import queue
 import shutil
@@ -36,7 +38,6 @@ from pathlib import Path
 from typing import Any
 
 OWNER_FILE = ".drasim-owner"
-_PR_SET_PDEATHSIG = 1
 
 _lock = threading.Lock()
 _processes: dict[int, subprocess.Popen[bytes]] = {}
@@ -101,33 +102,41 @@ atexit.register(reap)
 
 # ------------------------------------------------------------------ spawning with a death signal
 
+# Run between fork and the driver's exec: arm the death signal, give up if drasim is
+# already gone, then become the driver (same pid). A separate tiny interpreter (-S -E:
+# no site, no PYTHON* variables) and not a preexec_fn, because a preexec_fn makes
+# subprocess use fork() instead of vfork(), and gRPC's fork handlers then break the
+# child (it aborted in gRPC's epoll loop before reaching exec).
+_EXEC_WITH_DEATHSIG = """
+import ctypes, os, sys
+ctypes.CDLL(None).prctl(1, int(sys.argv[1]), 0, 0, 0)
+if os.getppid() != int(sys.argv[2]):
+    os._exit(1)
+try:
+    os.execvp(sys.argv[3], sys.argv[3:])
+except OSError as err:
+    sys.stderr.write(f"drasim: cannot run {sys.argv[3]}: {err.strerror or err}\\n")
+    os._exit(127)
+"""
 
-def _load_prctl() -> Callable[..., int] | None:
+
+def _with_deathsig(argv: list[str], parent: int) -> list[str]:
+    """``argv`` wrapped so the process gets SIGKILL when ``parent`` dies (unchanged off Linux)."""
     if not sys.platform.startswith("linux"):
-        return None
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        prctl: Callable[..., int] = libc.prctl
-    except (OSError, AttributeError):
-        return None
-    return prctl
+        return argv
+    wrapper = [sys.executable, "-S", "-E", "-c", _EXEC_WITH_DEATHSIG, str(int(signal.SIGKILL)), str(parent)]
+    return [*wrapper, *argv]
 
 
-_prctl = _load_prctl()
-
-
-def _die_with_parent(parent: int) -> Callable[[], None] | None:
-    """A ``preexec_fn`` that makes the child get SIGKILL when ``parent`` dies (None off Linux)."""
-    prctl = _prctl
-    if prctl is None:
-        return None
-
-    def preexec() -> None:
-        prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
-        if os.getppid() != parent:  # the parent died before the death signal was armed
-            os._exit(1)
-
-    return preexec
+def _check_executable(argv: list[str], env: Any) -> None:
+    """Raise ``FileNotFoundError``/``PermissionError`` as Popen would for a command it cannot run."""
+    path = (env or os.environ).get("PATH", os.defpath)
+    program = argv[0]
+    found = program if os.sep in program else shutil.which(program, path=path)
+    if found is None or not os.path.exists(found):
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+    if os.path.isdir(found) or not os.access(found, os.X_OK):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), program)
 
 
 class _Spawner:
@@ -164,16 +173,15 @@ _spawner = _Spawner()
 def spawn(argv: list[str], **kwargs: Any) -> subprocess.Popen[bytes]:
     """``subprocess.Popen(argv, start_new_session=True, **kwargs)`` that dies with drasim.
 
-    The process is forked by the spawner thread with ``PR_SET_PDEATHSIG`` armed and is
-    tracked for :func:`reap` until :func:`untrack_process`.
+    The process is forked by the spawner thread and execs ``argv`` with
+    ``PR_SET_PDEATHSIG`` armed; it is tracked for :func:`reap` until :func:`untrack_process`.
+    A command that cannot be run raises ``OSError`` here, as Popen would.
     """
-    parent = os.getpid()
+    _check_executable(argv, kwargs.get("env"))
+    wrapped = _with_deathsig(argv, os.getpid())
 
     def start() -> subprocess.Popen[bytes]:
-        # The preexec function only makes one prctl call and reads getppid: nothing that
-        # takes a lock another thread could hold at fork time.
-        preexec = _die_with_parent(parent)
-        return subprocess.Popen(argv, start_new_session=True, preexec_fn=preexec, **kwargs)  # noqa: PLW1509
+        return subprocess.Popen(wrapped, start_new_session=True, **kwargs)
 
     proc: subprocess.Popen[bytes] = _spawner.call(start)
     track_process(proc)
