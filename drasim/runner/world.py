@@ -359,6 +359,13 @@ class World:
             return
         if outcome.get("socket"):
             handle.registered_socket = Path(str(outcome["socket"]))
+        # As for in-process fakes: the kubelet connects right after registering, and the
+        # connection cancels a pending slice wipe; a step that advances the clock before
+        # that would fire the wipe (seen under load with the example driver).
+        endpoint = outcome.get("endpoint")
+        host.wait_registered(
+            driver, timeout=CONNECT_TIMEOUT, endpoint=str(endpoint) if endpoint else None, connected=True
+        )
         starts = handle.process.starts
         if handle.slices_seen_for_start == starts:
             return
