@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from drasim.errors import ConfigError
+from drasim.scenario.limits import MAX_NODE_DEVICES
 from fake_plugins.behaviour import Behaviour
 from fake_plugins.decode import decode
 
@@ -60,7 +61,7 @@ class FakeDriverConfig:
     plugin_socket: str = "dra.sock"
     """DRA service socket file name inside plugin_dir."""
     publish_slices: bool = False
-    """Publish one ResourceSlice for the node's pool at start."""
+    """Publish the node's pool at start (ResourceSlices of at most 128 devices each)."""
     fsync: bool = True
     """fsync the state and CDI spec files on every write (they are atomic either way)."""
     behaviour: Behaviour = field(default_factory=Behaviour)
@@ -78,8 +79,8 @@ class FakeDriverConfig:
         """Check values that the type alone does not."""
         if not self.driver_name:
             raise ConfigError(f"{where}.driverName: required")
-        if self.devices < 0:
-            raise ConfigError(f"{where}.devices: must be >= 0, got {self.devices}")
+        if not 0 <= self.devices <= MAX_NODE_DEVICES:
+            raise ConfigError(f"{where}.devices: must be 0 to {MAX_NODE_DEVICES}, got {self.devices}")
 
     @property
     def device_prefix(self) -> str:

@@ -1,8 +1,11 @@
-"""The ResourceSlice a fake driver publishes for its node, and a publisher that uses kubernetes.
+"""The ResourceSlices a fake driver publishes for its node, and a publisher that uses kubernetes.
 
 One pool named after the node with devices ``<prefix>-0`` .. ``<prefix>-(N-1)``,
-so an allocator can allocate from it. A publisher is any callable that takes the
-desired slices for (driver, node) and makes the API server match them.
+so an allocator can allocate from it. Like a real driver, the pool is split into
+slices of at most 128 devices (upstream's ``ResourceSliceMaxDevices``), each slice
+saying how many slices the pool has (``resourceSliceCount``). A publisher is any
+callable that takes the desired slices for (driver, node) and makes the API server
+match them.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from drasim.errors import ConfigError
+from drasim.scenario.limits import RESOURCE_SLICE_MAX_DEVICES
 from fake_plugins.config import FakeDriverConfig
 
 KubeObject = dict[str, Any]
@@ -21,7 +25,7 @@ SlicePublisher = Callable[[list[KubeObject]], None]
 
 
 def build_slices(config: FakeDriverConfig, *, generation: int = 1) -> list[KubeObject]:
-    """The desired ResourceSlices (resource.k8s.io/v1): one slice for the node's pool."""
+    """The desired ResourceSlices (resource.k8s.io/v1) of the node's pool, 128 devices per slice at most."""
     devices = [
         {
             "name": name,
@@ -29,6 +33,8 @@ def build_slices(config: FakeDriverConfig, *, generation: int = 1) -> list[KubeO
         }
         for index, name in enumerate(config.device_names())
     ]
+    step = RESOURCE_SLICE_MAX_DEVICES
+    chunks = [devices[start : start + step] for start in range(0, len(devices), step)] or [[]]
     return [
         {
             "apiVersion": "resource.k8s.io/v1",
@@ -37,10 +43,15 @@ def build_slices(config: FakeDriverConfig, *, generation: int = 1) -> list[KubeO
             "spec": {
                 "driver": config.driver_name,
                 "nodeName": config.node_name,
-                "pool": {"name": config.node_name, "generation": generation, "resourceSliceCount": 1},
-                "devices": devices,
+                "pool": {
+                    "name": config.node_name,
+                    "generation": generation,
+                    "resourceSliceCount": len(chunks),
+                },
+                "devices": chunk,
             },
         }
+        for chunk in chunks
     ]
 
 

@@ -163,6 +163,7 @@ class ObjectStore:
             name = self._create_name(rtype, md, ns, bucket)
             if (ns, name) in bucket:
                 raise already_exists(rtype, name)
+            _validate(rtype, new, name)
             md.update(name=name, uid=str(uuid.uuid4()), creationTimestamp=meta.timestamp())
             md.pop("resourceVersion", None)
             md.pop("deletionTimestamp", None)
@@ -235,6 +236,7 @@ class ObjectStore:
                 rtype, old, uid=md.get("uid"), resource_version=md.get("resourceVersion")
             )
             new = meta.merge_update(old, body, rtype, status=status)
+            _validate(rtype, new, name)
             new["apiVersion"], new["kind"] = "", rtype.kind
             new_md = new["metadata"]
             new_md["resourceVersion"] = old["metadata"]["resourceVersion"]
@@ -437,3 +439,17 @@ def _parse_rv(value: str | None) -> int:
         return int(str(value))
     except ValueError:
         raise bad_request(f"invalid resource version: {value!r}") from None
+
+
+RESOURCE_SLICE_MAX_DEVICES = 128
+"""Devices in one ResourceSlice (upstream ``resourceapi.ResourceSliceMaxDevices``)."""
+
+
+def _validate(rtype: ResourceType, obj: KubeObject, name: str) -> None:
+    """The size limits upstream's validation enforces on what drasim stores (422 Invalid)."""
+    if rtype.kind != "ResourceSlice":
+        return
+    devices = (obj.get("spec") or {}).get("devices")
+    if isinstance(devices, list) and len(devices) > RESOURCE_SLICE_MAX_DEVICES:
+        problem = f"Too many: {len(devices)}: must have at most {RESOURCE_SLICE_MAX_DEVICES} items"
+        raise invalid(rtype, name, "spec.devices", problem)

@@ -9,6 +9,7 @@ one failed, 2 for bad input.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -82,6 +83,14 @@ def register(subparsers: Any) -> None:
         help="fsync the kubelet checkpoint and the fake drivers' files on every write, as a real node "
         "does (off by default: writes are atomic either way, and fsync costs milliseconds on a disk)",
     )
+    parser.add_argument(
+        "--scenario-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="real seconds each scenario may run before it is stopped and reported as failed at the step "
+        "it was on; the run goes on with the next scenario (default 600; 0 = no limit)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="print each scenario as it starts")
     parser.set_defaults(func=run)
 
@@ -97,11 +106,17 @@ def run(args: argparse.Namespace) -> int:
     from drasim.runner.run import run_scenarios
     from drasim.runner.world import RunOptions
     from drasim.scenario import builtin_scenario_dir, load_paths
+    from drasim.scenario.limits import DEFAULT_SCENARIO_TIMEOUT, MAX_TIME_SCALE
 
     if args.jobs < 1:
         raise ConfigError(f"-j/--jobs must be at least 1, got {args.jobs}")
-    if args.time_scale is not None and args.time_scale <= 0:
-        raise ConfigError(f"--time-scale must be positive, got {args.time_scale}")
+    if args.time_scale is not None and not 0 < args.time_scale <= MAX_TIME_SCALE:
+        raise ConfigError(
+            f"--time-scale must be positive and at most {MAX_TIME_SCALE:g}, got {args.time_scale}"
+        )
+    timeout = DEFAULT_SCENARIO_TIMEOUT if args.scenario_timeout is None else args.scenario_timeout
+    if not math.isfinite(timeout) or timeout < 0:
+        raise ConfigError(f"--scenario-timeout must be a number of seconds (0 = no limit), got {timeout}")
     if args.inject_bug:
         from fake_plugins import BUGS
 
@@ -128,6 +143,7 @@ def run(args: argparse.Namespace) -> int:
         keep_workspace=args.keep_workspace,
         fsync=args.fsync,
         workspace_dir=args.workspace_dir,
+        scenario_timeout=timeout or None,
         bugs=tuple(args.inject_bug),
         capabilities=tuple(c for item in args.capability for c in item.split(",") if c),
     )

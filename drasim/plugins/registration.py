@@ -31,6 +31,18 @@ _GET_INFO = "/pluginregistration.Registration/GetInfo"
 _NOTIFY = "/pluginregistration.Registration/NotifyRegistrationStatus"
 
 
+_DIAL_FAILED = "RegisterPlugin error -- dial failed at socket "
+
+
+def is_timeout(error: str) -> bool:
+    """Whether a registration error is a call (dial, GetInfo, notify) that ran out of time.
+
+    The reconciler retries every failed attempt; one that merely ran out of time is what a
+    loaded machine produces, so harness waits treat it as not final.
+    """
+    return error.startswith("RegisterPlugin error -- ") and error.endswith("context deadline exceeded")
+
+
 class RegistrationFailedError(DrasimError):
     """One registration attempt failed; the reconciler retries it with backoff."""
 
@@ -88,10 +100,7 @@ class _Session:
         except grpc.FutureTimeoutError:
             ready.cancel()
             path = self.socket_path
-            msg = (
-                f"RegisterPlugin error -- dial failed at socket {path}, err: "
-                f"failed to dial socket {path}, err: context deadline exceeded"
-            )
+            msg = f"{_DIAL_FAILED}{path}, err: failed to dial socket {path}, err: context deadline exceeded"
             raise RegistrationFailedError(msg) from None
 
     def get_info(self) -> PluginInfo:

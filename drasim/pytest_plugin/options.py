@@ -17,6 +17,7 @@ from drasim.conformance import FAKE_PLUGIN, KNOWN_CAPABILITIES, SUITES, check_ca
 from drasim.errors import ConfigError
 from drasim.pytest_plugin.profile import NAMED_PROFILES, ProfileOverride, load_profile
 from drasim.runner.process import PLACEHOLDERS, render_command
+from drasim.scenario.limits import DEFAULT_SCENARIO_TIMEOUT, MAX_TIME_SCALE
 
 if TYPE_CHECKING:
     from drasim.runner.world import RunOptions
@@ -56,6 +57,12 @@ def add_options(parser: pytest.Parser) -> None:
         "--drasim-time-scale", metavar="X", help="real seconds per kubelet second (1 = real kubelet timers)"
     )
     group.addoption(
+        "--drasim-scenario-timeout",
+        metavar="SECONDS",
+        help="real seconds each scenario may run before it is stopped and fails at the step it was on "
+        "(default 600; 0 = no limit)",
+    )
+    group.addoption(
         "--drasim-capability",
         action="append",
         default=[],
@@ -84,6 +91,7 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("drasim_suite", "built-in scenario suite to collect", default="")
     parser.addini("drasim_report_dir", "directory for drasim's JUnit/JSON/HTML reports", default="")
     parser.addini("drasim_time_scale", "real seconds per kubelet second", default="")
+    parser.addini("drasim_scenario_timeout", "real seconds each scenario may run (0 = no limit)", default="")
     parser.addini("drasim_capabilities", "capabilities of the driver under test", type="linelist", default=[])
     parser.addini(
         "drasim_scenario_globs",
@@ -107,6 +115,7 @@ class Settings:
     suite_dirs: tuple[Path, ...] = ()
     report_dir: Path | None = None
     time_scale: float | None = None
+    scenario_timeout: float | None = DEFAULT_SCENARIO_TIMEOUT
     declared_capabilities: frozenset[str] = frozenset()
     globs: tuple[str, ...] = DEFAULT_GLOBS
     root: Path = field(default_factory=Path.cwd)
@@ -137,6 +146,7 @@ class Settings:
             keep_workspace=self.keep_workspace,
             fsync=self.fsync,
             workspace_dir=self.workspace_dir,
+            scenario_timeout=self.scenario_timeout,
         )
 
     def prepare(self, scenario: Scenario) -> Scenario:
@@ -192,6 +202,10 @@ def resolve(config: pytest.Config) -> Settings:
             raise pytest.UsageError(f"--drasim-report-dir: {report_dir} exists and is not a directory")
     time_value, _ = _value(config, "drasim_time_scale")
     time_scale = _time_scale(time_value) if time_value is not None else None
+    timeout_value, _ = _value(config, "drasim_scenario_timeout")
+    scenario_timeout = (
+        _scenario_timeout(timeout_value) if timeout_value is not None else DEFAULT_SCENARIO_TIMEOUT
+    )
     declared = [*config.getini("drasim_capabilities"), *config.getoption("drasim_capability")]
     capabilities = [c.strip() for item in declared for c in str(item).split(",") if c.strip()]
     bad = check_capability_names(capabilities)
@@ -214,6 +228,7 @@ def resolve(config: pytest.Config) -> Settings:
         suite_dirs=suite_dirs,
         report_dir=report_dir,
         time_scale=time_scale,
+        scenario_timeout=scenario_timeout,
         declared_capabilities=frozenset(capabilities),
         globs=globs,
         root=root.resolve(),
@@ -253,7 +268,23 @@ def _time_scale(value: str) -> float:
         raise pytest.UsageError(f"--drasim-time-scale: expected a number, got {value!r}") from None
     if not math.isfinite(scale) or scale <= 0:
         raise pytest.UsageError(f"--drasim-time-scale must be a positive number, got {value!r}")
+    if scale > MAX_TIME_SCALE:
+        raise pytest.UsageError(f"--drasim-time-scale must be at most {MAX_TIME_SCALE:g}, got {value!r}")
     return scale
+
+
+def _scenario_timeout(value: str) -> float | None:
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise pytest.UsageError(
+            f"--drasim-scenario-timeout: expected a number of seconds, got {value!r}"
+        ) from None
+    if not math.isfinite(seconds) or seconds < 0:
+        raise pytest.UsageError(
+            f"--drasim-scenario-timeout must be a number of seconds (0 = no limit), got {value!r}"
+        )
+    return seconds or None
 
 
 def settings_of(config: Any) -> Settings:

@@ -13,8 +13,9 @@ import contextlib
 import os
 from typing import TYPE_CHECKING, Any
 
-from drasim.errors import ApiError, DrasimError, KubeletError
+from drasim.errors import ApiError, ConfigError, DrasimError, KubeletError
 from drasim.runner.pods import PodRecord, split_ref
+from drasim.scenario.limits import MAX_TIMER_RUNS
 
 if TYPE_CHECKING:
     from drasim.runner.world import World
@@ -174,16 +175,34 @@ def advance(world: World, seconds: float) -> None:
         world.now = when
         if kubelet is not None and world.next_reconcile is not None and world.next_reconcile <= when + 1e-9:
             world.next_reconcile = when + float(world.profile.timers.reconcile_period)
+            _count_timer_run(world)
             reconcile(world)
         for rec in list(world.pods.values()):
             if rec.retry_due is not None and rec.retry_due <= when + 1e-9:
                 rec.retry_due = None
+                _count_timer_run(world)
                 sync(world, rec)
     if world.kubelet is not None:
         world.kubelet.scheduler.advance((target - world.now) * scale)
         if seconds >= 1.0:
             retry_failed_registrations(world)
     world.now = target
+
+
+def _count_timer_run(world: World) -> None:
+    """One more reconcile pass or pod retry fired by the clock; a run gets :data:`MAX_TIMER_RUNS`."""
+    if world.aborted.is_set():
+        msg = "the run was stopped (its time limit passed)"
+        raise DrasimError(msg)
+    world.timer_runs += 1
+    if world.timer_runs > MAX_TIMER_RUNS:
+        timers = world.profile.timers
+        msg = (
+            f"the nominal clock fired more than {MAX_TIMER_RUNS} reconcile passes and pod retries in "
+            f"this scenario (reconcile passes every {timers.reconcile_period:g}s, pod retries every "
+            f"{timers.retry_period:g}s): advance the clock less or use longer timer periods"
+        )
+        raise ConfigError(msg)
 
 
 def retry_failed_registrations(world: World) -> None:

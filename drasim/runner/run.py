@@ -18,6 +18,7 @@ import time
 import traceback
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from drasim.errors import DrasimError
@@ -26,9 +27,13 @@ from drasim.runner.actions import run_action
 from drasim.runner.context import StepContext, StepFailure
 from drasim.runner.drivers import ProcessDriverHandle
 from drasim.runner.world import RunOptions, SimulatedCrash, World
+from drasim.scenario.limits import DEFAULT_SCENARIO_TIMEOUT
 from drasim.scenario.registry import Step
 from drasim.scenario.schema import Scenario
 from drasim.scenario.typeinfo import camel
+
+ABORT_GRACE = 10.0
+"""Real seconds a timed-out run's step gets to return once its node was stopped."""
 
 
 class Reporter(Protocol):
@@ -93,6 +98,8 @@ def reproduce_command(scenario: Scenario, options: RunOptions) -> str:
         words += ["--driver-cmd", options.driver_cmd]
     if options.time_scale is not None:
         words += ["--time-scale", str(options.time_scale)]
+    if options.scenario_timeout != DEFAULT_SCENARIO_TIMEOUT:
+        words += ["--scenario-timeout", f"{options.scenario_timeout or 0:g}"]
     return shlex.join(words)
 
 
@@ -124,10 +131,22 @@ def _failure(
     )
 
 
-def run_scenario(scenario: Scenario, options: RunOptions | None = None) -> ScenarioResult:
-    """Run one scenario in a fresh world; never raises for scenario or driver problems."""
-    from drasim.runner.checks import run_check
+@dataclass
+class _Progress:
+    """Where a run is, for the report when its time limit stops it."""
 
+    index: int | None = None
+    step: Step | None = None
+
+
+def run_scenario(scenario: Scenario, options: RunOptions | None = None) -> ScenarioResult:
+    """Run one scenario in a fresh world; never raises for scenario or driver problems.
+
+    With ``options.scenario_timeout`` the set-up and the steps run in a worker thread; when
+    the limit passes, the world is aborted (waits end, kubelet and drivers stop, nothing new
+    starts) and the result is a failure naming the step that was running. Teardown always
+    runs, so driver processes are stopped and the workspace is removed either way.
+    """
     options = options or RunOptions()
     started = time.monotonic()
     result = ScenarioResult.of(scenario, "passed")
@@ -139,12 +158,71 @@ def run_scenario(scenario: Scenario, options: RunOptions | None = None) -> Scena
             result.status, result.skip_reason = "skipped", reason
             return result
     world = World(scenario, options)
+    progress = _Progress()
+    try:
+        if options.scenario_timeout is None:
+            _drive(world, scenario, options, result, progress)
+        else:
+            result = _drive_with_limit(world, scenario, options, progress, options.scenario_timeout)
+    finally:
+        _finish(world, result)
+        result.duration = time.monotonic() - started
+    return result
+
+
+def _drive_with_limit(
+    world: World, scenario: Scenario, options: RunOptions, progress: _Progress, limit: float
+) -> ScenarioResult:
+    """:func:`_drive` in a worker thread; abort the world if it outlasts ``limit`` real seconds."""
+    attempt = ScenarioResult.of(scenario, "passed")
+    worker = threading.Thread(
+        target=_drive,
+        args=(world, scenario, options, attempt, progress),
+        name=f"drasim-scenario-{scenario.name}",
+        daemon=True,
+    )
+    worker.start()
+    try:
+        worker.join(limit)
+    except BaseException:  # Ctrl-C: stop the node before leaving
+        world.abort()
+        worker.join(ABORT_GRACE)
+        raise
+    if not worker.is_alive():
+        return attempt
+    index, step = progress.index, progress.step
+    world.abort()
+    worker.join(ABORT_GRACE)
+    where = (
+        f"during step {index + 1} ({step.name})"
+        if index is not None and step is not None
+        else "while setting up the node (drivers, kubelet, objects)"
+    )
+    message = (
+        f"the scenario did not finish within its time limit of {limit:g}s (--scenario-timeout); "
+        f"it was stopped {where}"
+    )
+    if worker.is_alive():
+        message += f" (that step still had not returned {ABORT_GRACE:g}s after the node was stopped)"
+    result = ScenarioResult.of(scenario, "failed")
+    result.failure = _failure(world, message, index=index, step=step, options=options, scenario=scenario)
+    return result
+
+
+def _drive(
+    world: World, scenario: Scenario, options: RunOptions, result: ScenarioResult, progress: _Progress
+) -> None:
+    """Set the world up and run the steps, recording the outcome in ``result``; never raises."""
+    from drasim.runner.checks import run_check
+
     step: Step | None = None
     index: int | None = None
     try:
         try:
             world.setup()
         except DrasimError as err:
+            if world.aborted.is_set():
+                return
             result.status = "error"
             result.failure = _failure(
                 world,
@@ -154,11 +232,14 @@ def run_scenario(scenario: Scenario, options: RunOptions | None = None) -> Scena
                 options=options,
                 scenario=scenario,
             )
-            return result
+            return
         marks: dict[str, int] = {}
         step_marks: list[int] = []
         step_names: list[str] = []
         for index, step in enumerate(scenario.spec.steps):
+            if world.aborted.is_set():
+                return
+            progress.index, progress.step = index, step
             ctx = StepContext(index, step.name, step_marks, step_names, marks)
             step_marks.append(world.journal.mark())
             step_names.append(step.name)
@@ -205,10 +286,6 @@ def run_scenario(scenario: Scenario, options: RunOptions | None = None) -> Scena
             scenario=scenario,
             actual=traceback.format_exc(limit=8),
         )
-    finally:
-        _finish(world, result)
-        result.duration = time.monotonic() - started
-    return result
 
 
 def _finish(world: World, result: ScenarioResult) -> None:

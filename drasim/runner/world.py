@@ -28,11 +28,13 @@ from drasim.journal import Journal
 from drasim.kubelet.manager import Manager
 from drasim.metrics import Metrics
 from drasim.plugins.host import PluginHost
+from drasim.plugins.registration import is_timeout
 from drasim.plugins.timers import ManualScheduler
 from drasim.runner.drivers import DriverHandle, FakeDriverHandle, ProcessDriverHandle
 from drasim.runner.pods import PodRecord
 from drasim.runner.process import DriverProcessError
 from drasim.runner.workspace import Workspace, create_workspace
+from drasim.scenario.limits import DEFAULT_SCENARIO_TIMEOUT
 from drasim.scenario.schema import DriverSpec, Scenario
 
 # How long (real seconds) we wait for a plugin registration or deregistration.
@@ -46,6 +48,10 @@ SLICE_TIMEOUT = 10.0
 # DefaultSyncDelay (30 s, real time) after a slice of it was deleted.
 REPUBLISH_TIMEOUT = 40.0
 NODE_UID_NAMESPACE = uuid.UUID("6ba7b811-9dad-11d1-80b4-00c04fd430c8")
+
+
+class ScenarioAborted(DrasimError):  # noqa: N818 - it is an event, not an error
+    """The run was aborted (its time limit passed): nothing may be started any more."""
 
 
 class SimulatedCrash(Exception):  # noqa: N818 - it is an event, not an error
@@ -76,6 +82,8 @@ class RunOptions:
     """Switch these fake-plugin bugs on in every fake driver (to prove scenarios catch them)."""
     capabilities: tuple[str, ...] = ()
     """What a ``driver_cmd`` driver supports (e.g. ``health``); scenarios needing more are skipped."""
+    scenario_timeout: float | None = DEFAULT_SCENARIO_TIMEOUT
+    """Real seconds one scenario may run (set-up and steps); then it is stopped and fails. None: no limit."""
     fsync: bool = False
     """fsync the kubelet checkpoint and the fake drivers' files on every write, as on a real node.
 
@@ -122,7 +130,12 @@ class World:
     scheduling: threading.Lock = field(default_factory=threading.Lock, init=False)
     """Held while a pod is scheduled (claims allocated and reserved), as the scheduler is serial."""
     _http: Any = field(default=None, init=False)
+    aborted: threading.Event = field(default_factory=threading.Event, init=False)
+    """Set when the run is stopped from outside (time limit): waits end, nothing new starts."""
+    timer_runs: int = field(default=0, init=False)
+    """Reconcile passes and pod-worker retries the nominal clock has fired so far."""
     _shut_down: bool = field(default=False, init=False)
+    _lifecycle: threading.Lock = field(default_factory=threading.Lock, init=False)
     _uids: Iterator[int] = field(default_factory=itertools.count, init=False)
 
     # ------------------------------------------------------------------ properties
@@ -159,7 +172,9 @@ class World:
         self.journal = Journal()
         self.metrics = Metrics()
         versions = list(self.scenario.spec.api_server.resource_api_versions)
-        self.store = ObjectStore(served={"resource.k8s.io": versions}, recorder=self.journal)
+        self.store = ObjectStore(
+            served={"resource.k8s.io": versions}, recorder=self.journal, sleep=self._latency
+        )
         self.runner_api = MemoryCluster(self.store, client="runner")
         self.kubelet_api = MemoryCluster(self.store, client="kubelet")
         self.driver_api = MemoryCluster(self.store, client="driver")
@@ -243,8 +258,10 @@ class World:
         if self._http is None:
             from drasim.apiserver.http import HttpApiServer
 
-            self._http = HttpApiServer(self.store)
-            self._http.start()
+            with self._lifecycle:
+                self._check_not_shut_down()
+                self._http = HttpApiServer(self.store)
+                self._http.start()
             self._kubeconfig = self._http.write_kubeconfig(self.workspace.root / "kubeconfig")
         return self._kubeconfig
 
@@ -295,7 +312,9 @@ class World:
 
     def start_driver(self, handle: DriverHandle, *, wait: bool = True) -> None:
         """Start a driver; with a running kubelet, wait until it registered (or failed to)."""
-        handle.start()
+        with self._lifecycle:
+            self._check_not_shut_down()
+            handle.start()
         if isinstance(handle, FakeDriverHandle):
             self.journal.record("plugin-process", action="started", driver=handle.name, pid=None)
         if wait and self.kubelet is not None:
@@ -318,10 +337,17 @@ class World:
             self._wait_process_registration(handle)
             return
         self.settle_registrations()
+        if not host.manager.instances(driver) and self._last_registration_timed_out():
+            # The reconciler retries a dial that ran out of time (see _wait_process_registration).
+            host.wait_registered(driver, timeout=REGISTRATION_TIMEOUT)
         if host.manager.instances(driver):
             # The kubelet connects at once after registering; let that happen before the
             # scenario moves on, so connection-driven work (cancelling a slice wipe) is done.
             host.wait_registered(driver, timeout=CONNECT_TIMEOUT, connected=True)
+
+    def _last_registration_timed_out(self) -> bool:
+        last = self.journal.events("registration")[-1:]
+        return bool(last) and last[0].get("outcome") == "failed" and is_timeout(str(last[0].get("error")))
 
     def _wait_process_registration(self, handle: ProcessDriverHandle) -> None:
         """Wait for a driver process's registration outcome, then (once per start) its slices.
@@ -341,12 +367,19 @@ class World:
 
         def outcomes() -> list[dict[str, Any]]:
             # A deregistration (of the instance this one replaces) is not an attempt; a
-            # failed GetInfo is journaled without a driver name.
+            # failed GetInfo is journaled without a driver name. A dial that timed out is
+            # not an outcome either: the socket is there, the plugin reconciler retries it
+            # with backoff as upstream's does, and on a loaded machine the first dial of a
+            # just-started process can miss the scaled deadline.
             return [
                 dict(e)
                 for e in self.journal.events("registration", since_seq=mark)
                 if (e.get("outcome") == "registered" and e.get("driver") == driver)
-                or (e.get("outcome") == "failed" and e.get("driver") in (driver, None))
+                or (
+                    e.get("outcome") == "failed"
+                    and e.get("driver") in (driver, None)
+                    and not is_timeout(str(e.get("error", "")))
+                )
             ]
 
         def attempted() -> bool:
@@ -515,9 +548,13 @@ class World:
         self.health.clear()
         # The startup wipe of every ResourceSlice of this node is due at once.
         scheduler.advance(0.0)
-        self.kubelet = KubeletRuntime(manager, host, scheduler, self.now)
-        self.next_reconcile = self.now + float(timers.reconcile_period)
-        host.start()
+        with self._lifecycle:
+            if self._shut_down:
+                host.stop()
+            self._check_not_shut_down()
+            self.kubelet = KubeletRuntime(manager, host, scheduler, self.now)
+            self.next_reconcile = self.now + float(timers.reconcile_period)
+            host.start()
         for handle in self.drivers.values():
             if isinstance(handle, ProcessDriverHandle) and handle.publishes_slices:
                 # The start-up wipe removed its slices; the next allocation waits until its
@@ -573,15 +610,30 @@ class World:
         api_fault(self, fault)
 
     # ------------------------------------------------------------------ teardown
+    def _latency(self, seconds: float) -> None:
+        """An API-server fault's delay: a real wait that ends early when the run is aborted."""
+        self.aborted.wait(seconds)
+
+    def _check_not_shut_down(self) -> None:
+        if self._shut_down:
+            msg = "the run was stopped (its time limit passed); nothing more is started"
+            raise ScenarioAborted(msg)
+
+    def abort(self) -> None:
+        """Stop the run from another thread: end waits, stop kubelet and drivers; never raises."""
+        self.aborted.set()
+        self.shut_down()
+
     def shut_down(self) -> None:
         """Stop the kubelet, every driver and the HTTP server, keeping the workspace; never raises.
 
         Driver processes have ended when this returns, so their logs are complete.
-        Idempotent: :meth:`teardown` calls it again.
+        Idempotent: :meth:`teardown` calls it again. Afterwards no driver or kubelet starts.
         """
-        if self._shut_down:
-            return
-        self._shut_down = True
+        with self._lifecycle:
+            if self._shut_down:
+                return
+            self._shut_down = True
         with contextlib.suppress(Exception):
             self.stop_kubelet()
         for handle in self.drivers.values():

@@ -12,10 +12,12 @@ from collections.abc import Iterator
 from dataclasses import fields, is_dataclass
 from typing import Any
 
+from drasim.errors import ConfigError
 from drasim.scenario import expectations as ex
 from drasim.scenario import steps as st
-from drasim.scenario.common import ErrorMatch, PluginFault
+from drasim.scenario.common import ApiFault, ErrorMatch, PluginFault
 from drasim.scenario.decoder import Decoder
+from drasim.scenario.limits import MAX_NODE_DEVICES, MAX_STEPS
 from drasim.scenario.registry import Step
 from drasim.scenario.schema import COMMAND_PLACEHOLDERS, DriverSpec, Scenario
 from drasim.scenario.typeinfo import camel
@@ -74,6 +76,7 @@ class ScenarioChecker:
         for step in spec.steps:
             self.check_step(step)
         self.check_values(spec)
+        self.check_sizes()
 
     def check_drivers(self) -> None:
         """Exactly one implementation per driver, unique names, valid placeholders."""
@@ -86,6 +89,24 @@ class ScenarioChecker:
             if drv.name in seen:
                 self.fail(drv, None, f"driver {drv.name!r} is defined twice")
             seen.add(drv.name)
+
+    def check_sizes(self) -> None:
+        """Limits over several fields: devices of all fake drivers, steps including nested ones."""
+        spec = self.scenario.spec
+        fakes = [drv.fake for drv in spec.all_drivers() if drv.fake is not None]
+        devices = sum(f.devices if isinstance(f.devices, int) else len(f.devices) for f in fakes)
+        if devices > MAX_NODE_DEVICES:
+            self.fail(
+                fakes[-1],
+                "devices",
+                f"the fake drivers publish {devices} devices together; a node may have at most "
+                f"{MAX_NODE_DEVICES}",
+            )
+        steps = sum(1 for obj in _walk(spec.steps) if isinstance(obj, Step))
+        if steps > MAX_STEPS:
+            self.fail(
+                spec, "steps", f"at most {MAX_STEPS} steps are allowed (nested ones included), got {steps}"
+            )
 
     def check_driver(self, drv: DriverSpec) -> None:
         """One driver spec."""
@@ -215,6 +236,9 @@ class ScenarioChecker:
         if not par.steps:
             self.fail(par, "steps", "a parallel step needs at least one step")
         for inner in par.steps:
+            if inner.name == "parallel":
+                self.fail(inner, None, "a parallel step cannot contain another: list its actions directly")
+                continue
             if inner.kind == "expectation":
                 self.fail(
                     inner, None, f"{inner.name!r} is an expectation; a parallel step may contain only actions"
@@ -342,15 +366,31 @@ class ScenarioChecker:
                 self.fail(obj, "matches", f"invalid regular expression {matches!r}: {err}")
 
     def check_values(self, root: object) -> None:
-        """Every ErrorMatch anywhere in the spec."""
+        """Every ErrorMatch and API-server fault anywhere in the spec."""
         for obj in _walk(root):
             if isinstance(obj, ErrorMatch):
                 self.check_match(obj, obj.contains, obj.matches)
+            elif isinstance(obj, ApiFault):
+                self.check_api_fault(obj)
+
+    def check_api_fault(self, fault: ApiFault) -> None:
+        """The rule does something, and the fake API server accepts it (code, resource, verb)."""
+        if not (fault.code or fault.delay or fault.drop_watches):
+            self.fail(fault, None, "the fault does nothing: give code, delay or dropWatches")
+            return
+        from drasim.apiserver.faults import ApiFault as StoreFault
+        from drasim.runner.faults import api_fault_spec
+
+        try:
+            StoreFault.from_dict(api_fault_spec(fault, 1.0))
+        except ConfigError as err:
+            self.fail(fault, None, str(err))
 
 
 def _walk(value: object) -> Iterator[object]:
     """Every dataclass instance below ``value`` (steps included)."""
     if isinstance(value, Step):
+        yield value
         yield from _walk(value.args)
     elif is_dataclass(value) and not isinstance(value, type):
         yield value

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from drasim.scenario.limits import MAX_COUNT, MAX_DURATION, MAX_HTTP_STATUS
+
 API_VERSION = "drasim.dev/v1alpha1"
 KIND = "Scenario"
 
@@ -122,7 +124,8 @@ DEFAULT_SERVICES: tuple[KubeletService, ...] = ("v1.DRAPlugin", "v1beta1.DRAPlug
 
 
 def doc(text: str, **extra: Any) -> dict[str, Any]:
-    """Field metadata: the description plus optional ``yaml`` (key override), ``minimum`` or ``maximum``."""
+    """Field metadata: the description plus optional ``yaml`` (key override), ``minimum``, ``maximum``
+    (numbers) or ``max_items`` (lists); bounds come from :mod:`drasim.scenario.limits`."""
     return {"description": text, **extra}
 
 
@@ -189,6 +192,7 @@ class PluginFault:
             "Nominal seconds to wait before answering "
             "(longer than callTimeout means the kubelet sees DEADLINE_EXCEEDED).",
             minimum=0,
+            maximum=MAX_DURATION,
         ),
     )
     hang: bool = field(
@@ -208,13 +212,17 @@ class PluginFault:
     times: int = field(
         default=0,
         metadata=doc(
-            "How many matching calls the rule affects; 0 means every matching call from now on.", minimum=0
+            "How many matching calls the rule affects; 0 means every matching call from now on.",
+            minimum=0,
+            maximum=MAX_COUNT,
         ),
     )
     after: int = field(
         default=0,
         metadata=doc(
-            "Let this many matching calls through unharmed before the rule starts to apply.", minimum=0
+            "Let this many matching calls through unharmed before the rule starts to apply.",
+            minimum=0,
+            maximum=MAX_COUNT,
         ),
     )
 
@@ -238,19 +246,28 @@ class ApiFault:
             "HTTP status to answer with (404, 409, 429, 500, 503, ...); "
             "0 means answer normally (use with delay).",
             minimum=0,
+            maximum=MAX_HTTP_STATUS,
         ),
     )
     message: str = field(default="", metadata=doc("Message of the Status error."))
     delay: float = field(
-        default=0.0, metadata=doc("Nominal seconds of latency added before answering.", minimum=0)
+        default=0.0,
+        metadata=doc("Nominal seconds of latency added before answering.", minimum=0, maximum=MAX_DURATION),
     )
     drop_watches: bool = field(
         default=False, metadata=doc("Close every open watch that matches once, when the rule is added.")
     )
     times: int = field(
         default=0,
-        metadata=doc("How many matching requests the rule affects; 0 means all from now on.", minimum=0),
+        metadata=doc(
+            "How many matching requests the rule affects; 0 means all from now on.",
+            minimum=0,
+            maximum=MAX_COUNT,
+        ),
     )
     after: int = field(
-        default=0, metadata=doc("Let this many matching requests through before the rule applies.", minimum=0)
+        default=0,
+        metadata=doc(
+            "Let this many matching requests through before the rule applies.", minimum=0, maximum=MAX_COUNT
+        ),
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import difflib
+import math
 import typing
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 import yaml
 
 from drasim.scenario import typeinfo as ti
+from drasim.scenario.limits import MAX_DECODED_VALUES
 from drasim.scenario.registry import STEP_TYPES, Step
 from drasim.scenario.yamlsrc import Loc, YList, YMap, parse_documents, yaml_error_loc
 
@@ -27,7 +29,7 @@ class _Invalid:
 
 
 INVALID: Any = _Invalid()
-MAX_NODES = 200_000
+MAX_NODES = MAX_DECODED_VALUES
 
 
 @dataclasses.dataclass(frozen=True, order=True)
@@ -48,6 +50,20 @@ def suggest(word: str, choices: typing.Iterable[str]) -> str:
     return f" Did you mean {close[0]!r}?" if close else ""
 
 
+def number(value: float) -> str:
+    """A number as a message shows it: ``86400`` not ``86400.0``; a huge integer by its size."""
+    if isinstance(value, int):
+        if value.bit_length() <= 96:
+            return str(value)
+        try:
+            return f"an integer of {len(str(abs(value)))} digits"
+        except ValueError:  # beyond Python's int-to-text limit
+            return f"an integer of about {int(value.bit_length() * math.log10(2)) + 1} digits"
+    if value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return f"{value:g}"
+
+
 def _loc_of(value: Any, fallback: Loc) -> Loc:
     return getattr(value, "loc", fallback)
 
@@ -66,6 +82,7 @@ class Decoder:
         self.locations: dict[int, tuple[Loc, str]] = {}
         self.field_locations: dict[tuple[int, str], tuple[Loc, str]] = {}
         self._nodes = 0
+        self._too_big = False
 
     def problem(self, loc: Loc, path: str, message: str) -> None:
         """Record a mistake."""
@@ -78,8 +95,24 @@ class Decoder:
 
     # -- dispatch -------------------------------------------------------------------------
 
+    def _spend(self, loc: Loc, path: str) -> bool:
+        """Count one decoded value; False (and one problem for the file) once the budget is spent."""
+        self._nodes += 1
+        if self._nodes <= MAX_NODES:
+            return True
+        if not self._too_big:
+            self._too_big = True
+            self.problem(
+                loc,
+                path,
+                f"the file is too large: more than {MAX_NODES} values once YAML aliases are expanded",
+            )
+        return False
+
     def decode(self, value: Any, tp: Any, path: str, loc: Loc) -> Any:  # noqa: PLR0911
         """Decode ``value`` as ``tp``; INVALID (with problems recorded) on mismatch."""
+        if not self._spend(_loc_of(value, loc), path):
+            return INVALID
         if tp is Any:
             return self.plain(value, path, loc)
         if tp is Step:
@@ -104,7 +137,15 @@ class Decoder:
             ok = isinstance(value, int) and not isinstance(value, bool)
         elif tp is float:
             ok = isinstance(value, int | float) and not isinstance(value, bool)
-            value = float(value) if ok else value
+            if ok and not (isinstance(value, float) and math.isfinite(value)):
+                shown = number(value) if isinstance(value, int) else str(value)
+                try:
+                    value = float(value)
+                except OverflowError:
+                    value = math.inf
+                if not math.isfinite(value):
+                    self.problem(loc, path, f"expected a finite number, got {shown}")
+                    return INVALID
         else:
             ok = isinstance(value, tp)
         return value if ok else self.type_error(tp, value, loc, path)
@@ -134,9 +175,13 @@ class Decoder:
             return self.decode(value, options[0], path, loc)
         for option in options:
             trial = Decoder(self.file, self.base_dir)
+            trial._nodes = self._nodes  # the trial spends this file's budget too
             trial.decode(value, option, path, loc)
+            self._nodes = trial._nodes
             if not trial.problems:
                 return self.decode(value, option, path, loc)
+        if not self._spend(loc, path):
+            return INVALID
         return self.type_error(tp, value, loc, path)
 
     def _decode_list(self, value: Any, tp: Any, path: str, loc: Loc) -> Any:
@@ -200,15 +245,10 @@ class Decoder:
                 continue
             item_path = f"{path}.{info.key}" if path else info.key
             item_loc = value_locs.get(info.key, loc)
-            raw = value[info.key]
-            if info.manifests:
-                raw = self.expand_manifest_files(raw, item_path, item_loc)
-            decoded = self.decode(raw, info.tp, item_path, item_loc)
+            decoded = self._decode_field(info, value[info.key], item_path, item_loc)
             if decoded is INVALID:
                 ok = False
                 continue
-            if not self._check_range(info, decoded, item_loc, item_path):
-                ok = False
             kwargs[info.attr] = decoded
             field_locs[info.attr] = (item_loc, item_path)
         if not ok:
@@ -219,14 +259,26 @@ class Decoder:
             self.field_locations[(id(obj), attr)] = where
         return obj
 
+    def _decode_field(self, info: ti.FieldInfo, raw: Any, path: str, loc: Loc) -> Any:
+        """One field's value: manifests inlined, list length and numeric range checked."""
+        if info.manifests:
+            raw = self.expand_manifest_files(raw, path, loc)
+        if info.max_items is not None and isinstance(raw, list) and len(raw) > info.max_items:
+            self.problem(loc, path, f"at most {info.max_items} items are allowed, got {len(raw)}")
+            return INVALID
+        decoded = self.decode(raw, info.tp, path, loc)
+        if decoded is INVALID or not self._check_range(info, decoded, loc, path):
+            return INVALID
+        return decoded
+
     def _check_range(self, info: ti.FieldInfo, value: Any, loc: Loc, path: str) -> bool:
         if not isinstance(value, int | float) or isinstance(value, bool):
             return True
         if info.minimum is not None and value < info.minimum:
-            self.problem(loc, path, f"must be at least {info.minimum:g}, got {value:g}")
+            self.problem(loc, path, f"must be at least {number(info.minimum)}, got {number(value)}")
             return False
         if info.maximum is not None and value > info.maximum:
-            self.problem(loc, path, f"must be at most {info.maximum}, got {value}")
+            self.problem(loc, path, f"must be at most {number(info.maximum)}, got {number(value)}")
             return False
         return True
 
@@ -286,14 +338,10 @@ class Decoder:
         try:
             return self._plain(value, set(), path, loc)
         except _TooBigError:
-            self.problem(
-                loc, path, f"value is too large (more than {MAX_NODES} nodes after expanding aliases)"
-            )
             return INVALID
 
     def _plain(self, value: Any, seen: set[int], path: str, loc: Loc) -> Any:
-        self._nodes += 1
-        if self._nodes > MAX_NODES:
+        if not self._spend(_loc_of(value, loc), path):
             raise _TooBigError
         if isinstance(value, dict | list):
             if id(value) in seen:

@@ -14,6 +14,7 @@ from typing import Any
 
 from drasim.scenario import typeinfo as ti
 from drasim.scenario.common import CRASH_POINT_MEANING
+from drasim.scenario.decoder import number
 from drasim.scenario.registry import STEP_TYPES, Step
 from drasim.scenario.schema import Scenario
 
@@ -54,13 +55,28 @@ def _default(info: ti.FieldInfo) -> str:
     return f"`{value}`" if value not in ("", [], {}) else ""
 
 
+def _limits(info: ti.FieldInfo) -> str:
+    """`` *Range: 0 to 86400.*`` / `` *At most 64 items.*`` from the field's declared bounds."""
+    words = []
+    low, high = info.minimum, info.maximum
+    if high is not None:
+        words.append(
+            f"Range: {number(low)} to {number(high)}." if low is not None else f"At most {number(high)}."
+        )
+    elif low is not None:
+        words.append(f"At least {number(low)}.")
+    if info.max_items is not None:
+        words.append(f"At most {info.max_items} items.")
+    return f" *{' '.join(words)}*" if words else ""
+
+
 def _table(cls: type) -> list[str]:
     infos = ti.fields_of(cls)
     if not infos:
         return ["No fields: write `{}` (or nothing)."]
     lines = ["| Field | Type | Default | Description |", "| --- | --- | --- | --- |"]
     for info in infos:
-        desc = info.description.replace("|", "\\|").replace("\n", " ")
+        desc = (info.description + _limits(info)).replace("|", "\\|").replace("\n", " ")
         lines.append(f"| `{info.key}` | {_type_words(info.tp)} | {_default(info)} | {desc} |")
     return lines
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from drasim.scenario.common import ErrorMatch, GrpcCode, Health, KubeletOperation, PodPhase, Rpc, doc
+from drasim.scenario.limits import MAX_COUNT
 from drasim.scenario.registry import step
 
 _SINCE = "Window: 'start', 'previous' (the previous step of this name) or an earlier mark's name."
@@ -47,27 +48,42 @@ class ExpectCalls:
     claim: str = field(default="", metadata=doc("Only count calls whose request carries this claim."))
     node_prepare_resources: int | None = field(
         default=None,
-        metadata=doc("Exact number of NodePrepareResources calls.", yaml="NodePrepareResources", minimum=0),
+        metadata=doc(
+            "Exact number of NodePrepareResources calls.",
+            yaml="NodePrepareResources",
+            minimum=0,
+            maximum=MAX_COUNT,
+        ),
     )
     node_unprepare_resources: int | None = field(
         default=None,
         metadata=doc(
-            "Exact number of NodeUnprepareResources calls.", yaml="NodeUnprepareResources", minimum=0
+            "Exact number of NodeUnprepareResources calls.",
+            yaml="NodeUnprepareResources",
+            minimum=0,
+            maximum=MAX_COUNT,
         ),
     )
     get_info: int | None = field(
-        default=None, metadata=doc("Exact number of GetInfo calls.", yaml="GetInfo", minimum=0)
+        default=None,
+        metadata=doc("Exact number of GetInfo calls.", yaml="GetInfo", minimum=0, maximum=MAX_COUNT),
     )
     notify_registration_status: int | None = field(
         default=None,
         metadata=doc(
-            "Exact number of NotifyRegistrationStatus calls.", yaml="NotifyRegistrationStatus", minimum=0
+            "Exact number of NotifyRegistrationStatus calls.",
+            yaml="NotifyRegistrationStatus",
+            minimum=0,
+            maximum=MAX_COUNT,
         ),
     )
     node_watch_resources: int | None = field(
         default=None,
         metadata=doc(
-            "Exact number of NodeWatchResources streams opened.", yaml="NodeWatchResources", minimum=0
+            "Exact number of NodeWatchResources streams opened.",
+            yaml="NodeWatchResources",
+            minimum=0,
+            maximum=MAX_COUNT,
         ),
     )
     calls: list[CallMatch] | None = field(default=None, metadata=doc("The exact sequence of calls."))
@@ -132,7 +148,8 @@ class DriverCheckpoint:
         default=None, metadata=doc("The exact device list, in stored order.")
     )
     device_count: int | None = field(
-        default=None, metadata=doc("Exact number of devices (catches duplicated devices).", minimum=0)
+        default=None,
+        metadata=doc("Exact number of devices (catches duplicated devices).", minimum=0, maximum=MAX_COUNT),
     )
 
 
@@ -144,7 +161,9 @@ class ClaimCheckpoint:
     pods: list[str] | None = field(default=None, metadata=doc("The exact set of pods (by name) in PodUIDs."))
     device_count: int | None = field(
         default=None,
-        metadata=doc("Exact number of devices over all drivers (catches duplicates).", minimum=0),
+        metadata=doc(
+            "Exact number of devices over all drivers (catches duplicates).", minimum=0, maximum=MAX_COUNT
+        ),
     )
     drivers: dict[str, DriverCheckpoint] | None = field(
         default=None, metadata=doc("Per driver; the key set must match exactly.")
@@ -163,7 +182,9 @@ class ExpectCheckpoint:
             "false: it is missing or does not decode."
         ),
     )
-    entries: int | None = field(default=None, metadata=doc("Exact number of claim entries.", minimum=0))
+    entries: int | None = field(
+        default=None, metadata=doc("Exact number of claim entries.", minimum=0, maximum=MAX_COUNT)
+    )
     claims: dict[str, ClaimCheckpoint] = field(
         default_factory=dict,
         metadata=doc("Entries that must be present, keyed by claim (namespace/name or name)."),
@@ -183,13 +204,16 @@ class ExpectCdiDevices:
     ids: list[str] | None = field(
         default=None, metadata=doc("The exact list, in order, duplicates included.")
     )
-    count: int | None = field(default=None, metadata=doc("Exact number of IDs.", minimum=0))
+    count: int | None = field(
+        default=None, metadata=doc("Exact number of IDs.", minimum=0, maximum=MAX_COUNT)
+    )
     devices: int | None = field(
         default=None,
         metadata=doc(
             "Exact number of prepared devices handed to the container, each with at least one CDI ID "
             "(however many IDs the driver gives a device).",
             minimum=0,
+            maximum=MAX_COUNT,
         ),
     )
     unique: bool | None = field(
@@ -218,7 +242,8 @@ class ExpectCdiSpecs:
     )
     absent: list[str] = field(default_factory=list, metadata=doc("Glob patterns that must match no file."))
     count: int | None = field(
-        default=None, metadata=doc("Exact number of spec files (*.json, *.yaml).", minimum=0)
+        default=None,
+        metadata=doc("Exact number of spec files (*.json, *.yaml).", minimum=0, maximum=MAX_COUNT),
     )
     claim_specs: int | None = field(
         default=None,
@@ -226,6 +251,7 @@ class ExpectCdiSpecs:
             "Exact number of spec files written for claims: those whose name or content holds the UID "
             "of a ResourceClaim in the API server (a driver's static specs are not counted).",
             minimum=0,
+            maximum=MAX_COUNT,
             yaml="claimSpecs",
         ),
     )
@@ -258,7 +284,9 @@ class ExpectMetric:
     name: str = field(metadata=doc("Metric family, e.g. dra_resource_claims_in_use."))
     labels: dict[str, str] = field(default_factory=dict, metadata=doc("The series' exact labels."))
     value: float | None = field(default=None, metadata=doc("Gauge value."))
-    count: int | None = field(default=None, metadata=doc("Histogram: number of observations.", minimum=0))
+    count: int | None = field(
+        default=None, metadata=doc("Histogram: number of observations.", minimum=0, maximum=MAX_COUNT)
+    )
     present: bool | None = field(default=None, metadata=doc("Whether the series exists at all."))
 
 
@@ -271,9 +299,12 @@ class ExpectResourceSlices:
         default="", metadata=doc("Driver name (any, not only the scenario's); empty means every driver.")
     )
     node: str = field(default="", metadata=doc("Node name; empty means the kubelet's node."))
-    count: int | None = field(default=None, metadata=doc("Exact number of slices.", minimum=0))
+    count: int | None = field(
+        default=None, metadata=doc("Exact number of slices.", minimum=0, maximum=MAX_COUNT)
+    )
     devices: int | None = field(
-        default=None, metadata=doc("Exact number of devices across those slices.", minimum=0)
+        default=None,
+        metadata=doc("Exact number of devices across those slices.", minimum=0, maximum=MAX_COUNT),
     )
 
 
@@ -290,7 +321,7 @@ class ExpectRegistered:
         default=None, metadata=doc("The DRA service chosen for the newest instance, e.g. v1.DRAPlugin.")
     )
     instances: int | None = field(
-        default=None, metadata=doc("Exact number of registered instances.", minimum=0)
+        default=None, metadata=doc("Exact number of registered instances.", minimum=0, maximum=MAX_COUNT)
     )
     connected: bool | None = field(default=None, metadata=doc("Whether some instance is connected."))
 
@@ -344,5 +375,6 @@ class ExpectConsistentReplies:
     driver: str = field(default="", metadata=doc(_DRIVER_ANY))
     since: str = field(default="start", metadata=doc(_SINCE))
     at_least: int = field(
-        default=2, metadata=doc("Minimum number of successful replies to compare.", minimum=1)
+        default=2,
+        metadata=doc("Minimum number of successful replies to compare.", minimum=1, maximum=MAX_COUNT),
     )

@@ -69,6 +69,8 @@ class _Builder:
                 prop["minimum"] = info.minimum
             if info.maximum is not None:
                 prop["maximum"] = info.maximum
+            if info.max_items is not None:
+                prop["maxItems"] = info.max_items
             if not info.required and _jsonable(info.default):
                 prop["default"] = info.default
             properties[info.key] = prop

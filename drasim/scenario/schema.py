@@ -30,6 +30,19 @@ from drasim.scenario.common import (
     ResourceApiVersion,
     doc,
 )
+from drasim.scenario.limits import (
+    MAX_CLAIM_DEVICES,
+    MAX_CLAIM_REQUESTS,
+    MAX_CLAIMS,
+    MAX_DRIVERS,
+    MAX_DURATION,
+    MAX_NODE_DEVICES,
+    MAX_OBJECTS,
+    MAX_START_TIMEOUT,
+    MAX_STEPS,
+    MAX_TIME_SCALE,
+    RESOURCE_SLICE_MAX_DEVICES,
+)
 from drasim.scenario.registry import STEP_TYPES, Step, StepType
 
 __all__ = [
@@ -81,7 +94,7 @@ class Metadata:
 class FakeDriverSpec:
     """A fake DRA plugin from fake_plugins/, speaking the real gRPC protocol over unix sockets.
 
-    It publishes one ResourceSlice for its pool, answers prepare with one CDI ID per
+    It publishes its pool as ResourceSlices of up to 128 devices, answers prepare with one CDI ID per
     device, writes a CDI spec file per prepared claim, and persists its prepared claims in
     its plugin data directory (so a restart keeps them), unless a bug says otherwise.
     """
@@ -91,7 +104,12 @@ class FakeDriverSpec:
         default=4,
         metadata=doc(
             "Devices to publish: a count N (named <prefix>-0 ... <prefix>-(N-1), where the prefix is the "
-            "driver name's first label, e.g. gpu-0) or a list of device names."
+            "driver name's first label, e.g. gpu-0) or a list of device names. The pool is split into "
+            f"ResourceSlices of at most {RESOURCE_SLICE_MAX_DEVICES} devices (upstream's limit per slice); "
+            f"all fake drivers of a node together publish at most {MAX_NODE_DEVICES}.",
+            minimum=0,
+            maximum=MAX_NODE_DEVICES,
+            max_items=MAX_NODE_DEVICES,
         ),
     )
     pool: str = field(default="", metadata=doc("Pool name; empty means the node name."))
@@ -139,7 +157,10 @@ class CommandDriverSpec:
         default_factory=dict, metadata=doc("Extra environment variables (placeholders allowed).")
     )
     start_timeout: float = field(
-        default=30.0, metadata=doc("Real seconds to wait for registration after start.", minimum=0)
+        default=30.0,
+        metadata=doc(
+            "Real seconds to wait for registration after start.", minimum=0, maximum=MAX_START_TIMEOUT
+        ),
     )
 
 
@@ -162,14 +183,23 @@ class Timers:
     """Kubelet timers in nominal seconds (upstream defaults)."""
 
     call_timeout: float = field(
-        default=45.0, metadata=doc("Per-RPC timeout (defaultClientCallTimeout).", minimum=0)
+        default=45.0,
+        metadata=doc("Per-RPC timeout (defaultClientCallTimeout).", minimum=0, maximum=MAX_DURATION),
     )
-    reconcile_period: float = field(default=60.0, metadata=doc("Reconcile loop period.", minimum=0))
+    reconcile_period: float = field(
+        default=60.0, metadata=doc("Reconcile loop period.", minimum=1, maximum=MAX_DURATION)
+    )
     wiping_delay: float = field(
-        default=30.0, metadata=doc("Delay before a disconnected driver's slices are wiped.", minimum=0)
+        default=30.0,
+        metadata=doc(
+            "Delay before a disconnected driver's slices are wiped.", minimum=0, maximum=MAX_DURATION
+        ),
     )
     retry_period: float = field(
-        default=90.0, metadata=doc("Pod worker retry period for failed prepare/unprepare.", minimum=0)
+        default=90.0,
+        metadata=doc(
+            "Pod worker retry period for failed prepare/unprepare.", minimum=1, maximum=MAX_DURATION
+        ),
     )
 
 
@@ -183,7 +213,8 @@ class KubeletProfile:
     )
     timers: Timers = field(default_factory=Timers, metadata=doc("Kubelet timers."))
     time_scale: float = field(
-        default=0.01, metadata=doc("Real seconds per nominal second (1 = real time).", minimum=0)
+        default=0.01,
+        metadata=doc("Real seconds per nominal second (1 = real time).", minimum=0, maximum=MAX_TIME_SCALE),
     )
     re_prepare_after_restart: RePreparePolicy = field(
         default="newSandboxOnly",
@@ -220,8 +251,18 @@ class ClaimShorthand:
     name: str = field(metadata=doc("Claim name."))
     namespace: str = field(default="default", metadata=doc("Claim namespace."))
     driver: str = field(default="", metadata=doc("Driver serving it; empty means the first driver."))
-    requests: list[str] = field(default_factory=lambda: ["req-0"], metadata=doc("Request names."))
-    count: int = field(default=1, metadata=doc("Devices per request.", minimum=1))
+    requests: list[str] = field(
+        default_factory=lambda: ["req-0"],
+        metadata=doc("Request names (upstream allows 32 per claim).", max_items=MAX_CLAIM_REQUESTS),
+    )
+    count: int = field(
+        default=1,
+        metadata=doc(
+            "Devices per request (upstream allocates at most 32 devices per claim).",
+            minimum=1,
+            maximum=MAX_CLAIM_DEVICES,
+        ),
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -231,17 +272,28 @@ class ScenarioSpec:
     driver: DriverSpec | None = field(
         default=None, metadata=doc("The driver (or use ``drivers`` for several).")
     )
-    drivers: list[DriverSpec] = field(default_factory=list, metadata=doc("Several drivers on the node."))
+    drivers: list[DriverSpec] = field(
+        default_factory=list, metadata=doc("Several drivers on the node.", max_items=MAX_DRIVERS)
+    )
     kubelet: KubeletProfile = field(default_factory=KubeletProfile, metadata=doc("The emulated kubelet."))
     api_server: ApiServerSpec = field(default_factory=ApiServerSpec, metadata=doc("The fake API server."))
     objects: list[dict[str, Any]] = field(
         default_factory=list,
-        metadata=doc("Kubernetes manifests created before the first step; items may be {file: path}."),
+        metadata=doc(
+            "Kubernetes manifests created before the first step; items may be {file: path}.",
+            max_items=MAX_OBJECTS,
+        ),
     )
     claims: list[ClaimShorthand] = field(
-        default_factory=list, metadata=doc("Claims written briefly (expanded into objects).")
+        default_factory=list,
+        metadata=doc("Claims written briefly (expanded into objects).", max_items=MAX_CLAIMS),
     )
-    steps: list[Step] = field(metadata=doc("What happens, in order."))
+    steps: list[Step] = field(
+        metadata=doc(
+            "What happens, in order (nested steps of parallel and restartKubelet.during count too).",
+            max_items=MAX_STEPS,
+        )
+    )
 
     def all_drivers(self) -> list[DriverSpec]:
         """``driver`` and ``drivers`` together, in order."""

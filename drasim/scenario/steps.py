@@ -24,6 +24,7 @@ from drasim.scenario.common import (
     PluginFault,
     doc,
 )
+from drasim.scenario.limits import MAX_DURATION, MAX_OBJECTS, MAX_PARALLEL_STEPS
 from drasim.scenario.registry import Step, step
 
 _EXPECT_ERROR = (
@@ -43,7 +44,9 @@ class Apply:
     first driver's name and the kubelet's node name when the scenario runs.
     """
 
-    objects: list[dict[str, Any]] = field(metadata=doc("Manifests to apply, in order."))
+    objects: list[dict[str, Any]] = field(
+        metadata=doc("Manifests to apply, in order.", max_items=MAX_OBJECTS)
+    )
     expect_error: ErrorMatch | str | None = field(default=None, metadata=doc(_EXPECT_ERROR))
 
 
@@ -52,7 +55,9 @@ class Apply:
 class Create:
     """Create Kubernetes objects; an object that already exists is an error (AlreadyExists)."""
 
-    objects: list[dict[str, Any]] = field(metadata=doc("Manifests to create, in order."))
+    objects: list[dict[str, Any]] = field(
+        metadata=doc("Manifests to create, in order.", max_items=MAX_OBJECTS)
+    )
     expect_error: ErrorMatch | str | None = field(default=None, metadata=doc(_EXPECT_ERROR))
 
 
@@ -287,7 +292,7 @@ class AdvanceClock:
     fault delays and hangs count down. Errors of these retries are journaled, not step failures.
     """
 
-    seconds: float = field(metadata=doc("Nominal seconds to advance.", minimum=0))
+    seconds: float = field(metadata=doc("Nominal seconds to advance.", minimum=0, maximum=MAX_DURATION))
 
 
 @step("stopKubelet")
@@ -329,7 +334,9 @@ class RestartKubelet:
         default=None,
         metadata=doc("The action that drives the kubelet to the hook point (required with crashAt)."),
     )
-    downtime: float = field(default=0.0, metadata=doc("Nominal seconds the kubelet stays down.", minimum=0))
+    downtime: float = field(
+        default=0.0, metadata=doc("Nominal seconds the kubelet stays down.", minimum=0, maximum=MAX_DURATION)
+    )
     stay_down: bool = field(
         default=False,
         metadata=doc("Leave the kubelet stopped after the crash or stop; use startKubelet later."),
@@ -349,7 +356,9 @@ class RestartPlugin:
     """
 
     driver: str = field(default="", metadata=doc(_DRIVER))
-    downtime: float = field(default=0.0, metadata=doc("Nominal seconds the plugin stays down.", minimum=0))
+    downtime: float = field(
+        default=0.0, metadata=doc("Nominal seconds the plugin stays down.", minimum=0, maximum=MAX_DURATION)
+    )
 
 
 @step("killPlugin", shorthand="driver")
@@ -439,7 +448,9 @@ class RebootNode:
     come back with prepared=false, sends NodePrepareResources).
     """
 
-    downtime: float = field(default=0.0, metadata=doc("Nominal seconds the node is down.", minimum=0))
+    downtime: float = field(
+        default=0.0, metadata=doc("Nominal seconds the node is down.", minimum=0, maximum=MAX_DURATION)
+    )
 
 
 @step("setDeviceHealth")
@@ -480,4 +491,6 @@ class Parallel:
     Only actions are allowed inside. Each inner step's own ``expectError`` is checked.
     """
 
-    steps: list[Step] = field(metadata=doc("The actions to run at the same time."))
+    steps: list[Step] = field(
+        metadata=doc("The actions to run at the same time.", max_items=MAX_PARALLEL_STEPS)
+    )

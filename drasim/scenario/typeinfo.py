@@ -35,6 +35,7 @@ class FieldInfo:
     description: str
     minimum: float | None
     maximum: float | None
+    max_items: int | None
     manifests: bool
 
 
@@ -63,6 +64,7 @@ def fields_of(cls: type) -> tuple[FieldInfo, ...]:
                 description=f.metadata.get("description", ""),
                 minimum=f.metadata.get("minimum"),
                 maximum=f.metadata.get("maximum"),
+                max_items=f.metadata.get("max_items"),
                 manifests=bool(f.metadata.get("manifests")) or _is_manifest_list(hints[f.name]),
             )
         )

@@ -13,6 +13,7 @@ import pytest
     [
         (["--drasim-time-scale", "0"], "--drasim-time-scale must be a positive number, got '0'"),
         (["--drasim-time-scale", "fast"], "--drasim-time-scale: expected a number, got 'fast'"),
+        (["--drasim-time-scale", "11"], "--drasim-time-scale must be at most 10, got '11'"),
         (
             ["--drasim-suite", "nope"],
             "--drasim-suite: unknown suite 'nope'; valid suites: conformance, kubelet, all",
@@ -27,6 +28,14 @@ import pytest
         (["--drasim-capability", "Has Space"], "invalid capability name 'Has Space'"),
         (["--drasim-workspace-dir", "no-such-dir"], "no-such-dir: not an existing directory"),
         (["--drasim-workspace-dir", "."], "characters long; unix socket paths under it would exceed 107"),
+        (
+            ["--drasim-scenario-timeout", "-1"],
+            "--drasim-scenario-timeout must be a number of seconds (0 = no limit), got '-1'",
+        ),
+        (
+            ["--drasim-scenario-timeout", "soon"],
+            "--drasim-scenario-timeout: expected a number of seconds, got 'soon'",
+        ),
     ],
 )
 def test_usage_errors(pytester: pytest.Pytester, args: list[str], message: str) -> None:
@@ -141,3 +150,37 @@ def pytest_unconfigure(config):
     from drasim.runner import world
 
     assert world.World.setup.__module__ == "drasim.runner.world"
+
+
+HANGS = """\
+apiVersion: drasim.dev/v1alpha1
+kind: Scenario
+metadata: {name: hangs, description: the driver never answers and the kubelet waits an hour}
+spec:
+  driver: {fake: {name: gpu.example.com}}
+  kubelet: {timeScale: 1, timers: {callTimeout: 3600}}
+  claims: [{name: gpu}]
+  steps:
+    - fault: {plugin: {rpc: NodePrepareResources, hang: true}}
+    - startPod: {name: a, claims: [gpu]}
+"""
+
+
+@pytest.mark.parametrize("where", ["option", "ini"])
+def test_scenario_timeout_fails_the_scenario_at_its_step(
+    pytester: pytest.Pytester, write: Any, scenario_text: Any, where: str
+) -> None:
+    write("drasim_hangs.yaml", HANGS)
+    write("drasim_one.yaml", scenario_text("one"))
+    if where == "ini":
+        pytester.makeini("[pytest]\ndrasim_scenario_timeout = 1\n")
+        result = pytester.runpytest("-q")
+    else:
+        result = pytester.runpytest("-q", "--drasim-scenario-timeout", "1")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*the scenario did not finish within its time limit of 1s (--scenario-timeout); "
+            "it was stopped during step 2 (startPod)*"
+        ]
+    )
