@@ -19,6 +19,7 @@ CONFORMANCE_PASSED = {
     "conformance-prepare-unprepare-round-trip",
     "conformance-registration",
     "conformance-shared-claim",
+    "conformance-unprepare-after-failed-prepare",
 }
 
 #: Skipped conformance scenarios -> a text their skip reason contains.
