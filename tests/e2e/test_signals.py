@@ -40,3 +40,11 @@ def test_killing_drasim_leaves_nothing_behind(sig: signal.Signals, tmp_path: Pat
     with S.short_base() as base:
         run = S.start_held_run(base, QUIET_DRIVER, tmp_path / "drasim.log")
         S.interrupt_and_check(run, sig, base)
+
+
+@pytest.mark.slow
+def test_sigterm_with_parallel_scenarios_leaves_nothing_behind(tmp_path: Path) -> None:
+    # -j 2: the scenarios run in a thread pool; drasim must not wait for the pool to drain.
+    with S.short_base() as base:
+        run = S.start_held_run(base, QUIET_DRIVER, tmp_path / "drasim.log", "-j", "2")
+        S.interrupt_and_check(run, signal.SIGTERM, base)
