@@ -19,6 +19,8 @@ import threading
 import time
 from pathlib import Path
 
+from progress import progress
+
 from drasim.apiserver import MemoryCluster, ObjectStore
 from drasim.apiserver.http import HttpApiServer
 
@@ -135,11 +137,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     store = ObjectStore()
     seed(store)
+    progress(f"apiserver: {args.gets} GETs in-process")
     bench_memory_get(store, args.gets)
     with HttpApiServer(store) as server:
+        progress(f"apiserver: {args.gets} GETs over HTTP")
         bench_http_get(server, args.gets)
         if args.kubernetes_client:
+            progress(f"apiserver: {args.gets} GETs through the kubernetes client")
             bench_kubernetes_client_get(server, args.gets)
+        progress(f"apiserver: {args.events} watch events over HTTP")
         bench_watch(server, args.events)
     return 0
 

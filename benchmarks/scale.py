@@ -36,11 +36,15 @@ import sys
 import time
 import tracemalloc
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from benchlib import DRIVER, Node, machine, pod_manifest, result, short_dir
+from progress import progress
 
 from drasim.checkpoint import codec
+from drasim.checkpoint.incremental import IncrementalEncoder
 from drasim.checkpoint.store import DRA_MANAGER_STATE_FILE, FileCheckpointStore
 from drasim.kubelet.state import ClaimInfoState, DriverState
 from drasim.runner.workspace import default_base
@@ -58,23 +62,64 @@ def _node(count: int, state_dir: str | None, fsync: bool) -> Node:
     return node
 
 
-def _phase(body: Callable[[], None], *, trace: bool) -> tuple[float, int]:
-    """(seconds, peak traced bytes above the start) of one phase."""
+def _status_kib(field: str) -> int | None:
+    """A ``/proc/self/status`` memory field (``VmRSS``, ``VmHWM``) in KiB; None off Linux."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def _reset_peak_rss() -> bool:
+    """Make VmHWM restart from the current RSS (Linux: ``5`` to ``/proc/self/clear_refs``)."""
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as clear:
+            clear.write("5")
+    except OSError:
+        return False
+    return True
+
+
+@dataclass
+class Phase:
+    """One timed phase: wall and CPU seconds, peak traced bytes, peak RSS growth (KiB, or -1)."""
+
+    wall_s: float
+    cpu_s: float
+    traced_peak: int
+    rss_peak_kib: int
+
+
+def _phase(body: Callable[[], None], *, trace: bool) -> Phase:
+    """Run one phase: wall time, CPU time of the whole process (every thread), peak memory.
+
+    CPU time next to wall time shows how much of a run the machine's other load took:
+    on an idle machine wall >= CPU / threads running at once.
+    """
     gc.collect()
     if trace:
         tracemalloc.start()
         base = tracemalloc.get_traced_memory()[0]
+    rss_base = _status_kib("VmRSS") if _reset_peak_rss() else None
+    cpu = time.process_time()
     start = time.perf_counter()
     body()
     elapsed = time.perf_counter() - start
+    cpu = time.process_time() - cpu
     peak = 0
     if trace:
         peak = tracemalloc.get_traced_memory()[1] - base
         tracemalloc.stop()
-    return elapsed, peak
+    hwm = _status_kib("VmHWM")
+    rss_peak = -1 if rss_base is None or hwm is None else max(hwm - rss_base, 0)
+    return Phase(elapsed, cpu, peak, rss_peak)
 
 
-def run_pods(count: int, state_dir: str | None, *, trace: bool, fsync: bool) -> dict[str, float]:
+def run_pods(count: int, state_dir: str | None, *, trace: bool, fsync: bool) -> dict[str, Any]:
     node = _node(count, state_dir, fsync)
     try:
         manager = node.kubelet()
@@ -88,44 +133,93 @@ def run_pods(count: int, state_dir: str | None, *, trace: bool, fsync: bool) -> 
             for pod in pods:
                 manager.unprepare_resources(pod)
 
-        prepare_s, prepare_peak = _phase(prepare_all, trace=trace)
+        prepare = _phase(prepare_all, trace=trace)
         assert len(manager.claim_infos()) == count
         checkpoint_bytes = (node.state_root / DRA_MANAGER_STATE_FILE).stat().st_size
-        unprepare_s, unprepare_peak = _phase(unprepare_all, trace=trace)
+        driver_state_bytes = node.driver.config.state_path.stat().st_size  # type: ignore[union-attr]
+        unprepare = _phase(unprepare_all, trace=trace)
         assert manager.claim_infos() == []
-        assert len(node.driver.calls_to("NodePrepareResources")) == count
+        assert len(node.driver.calls_to("NodePrepareResources")) == count  # type: ignore[union-attr]
         return {
-            "prepare_s": prepare_s,
-            "unprepare_s": unprepare_s,
-            "prepare_peak": prepare_peak,
-            "unprepare_peak": unprepare_peak,
+            "prepare": prepare,
+            "unprepare": unprepare,
             "checkpoint_bytes": checkpoint_bytes,
+            "driver_state_bytes": driver_state_bytes,
         }
     finally:
         node.stop()
 
 
-def bench_pods(sizes: list[int], state_dir: str | None, *, memory: bool, fsync: bool) -> None:
+#: The issue's targets (#13): prepare-all + unprepare-all of N pods within this many seconds.
+TARGETS_S = {1000: 5.0, 10000: 60.0}
+
+
+def bench_pods(
+    sizes: list[int], state_dir: str | None, *, memory: bool, fsync: bool, repeat: int = 1
+) -> None:
     for count in sizes:
-        timed = run_pods(count, state_dir, trace=False, fsync=fsync)
-        result(
-            "pods",
-            pods=count,
-            prepare_all_s=timed["prepare_s"],
-            prepare_per_pod_ms=timed["prepare_s"] / count * 1e3,
-            unprepare_all_s=timed["unprepare_s"],
-            unprepare_per_pod_ms=timed["unprepare_s"] / count * 1e3,
-            checkpoint_bytes_full=int(timed["checkpoint_bytes"]),
-        )
+        totals: list[tuple[float, float]] = []
+        progress(f"scale: prepare and unprepare {count} pods" + (f", {repeat} runs" if repeat > 1 else ""))
+        for _ in range(max(repeat, 1)):
+            timed = _report_pods(count, state_dir, fsync=fsync)
+            totals.append(timed)
+        if repeat > 1:
+            walls, cpus = [t[0] for t in totals], [t[1] for t in totals]
+            target = TARGETS_S.get(count)
+            wall = statistics.median(walls)
+            result(
+                "pods_median",
+                pods=count,
+                runs=len(walls),
+                total_s=wall,
+                cpu_s=statistics.median(cpus),
+                min_total_s=min(walls),
+                max_total_s=max(walls),
+                target=f"<{target:g}s" if target else "-",
+                met=("yes" if wall < target else "no") if target else "-",
+            )
         if memory:
+            progress(f"scale: {count} pods again under tracemalloc (slower)")
             traced = run_pods(count, state_dir, trace=True, fsync=fsync)
             result(
                 "pods_memory",
                 pods=count,
-                prepare_peak_kib=traced["prepare_peak"] / 1024,
-                unprepare_peak_kib=traced["unprepare_peak"] / 1024,
-                traced_prepare_all_s=traced["prepare_s"],
+                prepare_peak_kib=traced["prepare"].traced_peak / 1024,
+                prepare_peak_per_pod_kib=traced["prepare"].traced_peak / 1024 / count,
+                unprepare_peak_kib=traced["unprepare"].traced_peak / 1024,
+                traced_prepare_all_s=traced["prepare"].wall_s,
             )
+
+
+def _report_pods(count: int, state_dir: str | None, *, fsync: bool) -> tuple[float, float]:
+    """One timed run of ``count`` pods: print its lines, return (total wall s, total CPU s)."""
+    timed = run_pods(count, state_dir, trace=False, fsync=fsync)
+    prepare, unprepare = timed["prepare"], timed["unprepare"]
+    total = prepare.wall_s + unprepare.wall_s
+    target = TARGETS_S.get(count)
+    result(
+        "pods",
+        pods=count,
+        prepare_all_s=prepare.wall_s,
+        prepare_per_pod_ms=prepare.wall_s / count * 1e3,
+        unprepare_all_s=unprepare.wall_s,
+        unprepare_per_pod_ms=unprepare.wall_s / count * 1e3,
+        total_s=total,
+        cpu_s=prepare.cpu_s + unprepare.cpu_s,
+        target=f"<{target:g}s" if target else "-",
+        met=("yes" if total < target else "no") if target else "-",
+        checkpoint_bytes_full=int(timed["checkpoint_bytes"]),
+        driver_state_bytes_full=int(timed["driver_state_bytes"]),
+    )
+    if prepare.rss_peak_kib >= 0:
+        result(
+            "pods_rss",
+            pods=count,
+            prepare_peak_rss_kib=prepare.rss_peak_kib,
+            prepare_peak_rss_per_pod_kib=prepare.rss_peak_kib / count,
+            unprepare_peak_rss_kib=unprepare.rss_peak_kib,
+        )
+    return total, prepare.cpu_s + unprepare.cpu_s
 
 
 def entries(count: int) -> list[ClaimInfoState]:
@@ -150,6 +244,7 @@ def bench_checkpoint(sizes: list[int], writes: int, state_dir: str | None, *, fs
     try:
         store = FileCheckpointStore(Path(root) / DRA_MANAGER_STATE_FILE, fsync=fsync)
         for count in sizes:
+            progress(f"scale: {writes} checkpoint writes of {count} entries")
             states = entries(count)
             store.store(states)  # the file already holds E entries, as in a running kubelet
             encode, total = [], []
@@ -173,8 +268,44 @@ def bench_checkpoint(sizes: list[int], writes: int, state_dir: str | None, *, fs
                 encode_us_per_entry=(encode_s / count * 1e6) if count else 0.0,
                 bytes_per_entry=(len(blob) / count) if count else 0.0,
             )
+            bench_incremental(store, states, writes)
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def bench_incremental(store: FileCheckpointStore, states: list[ClaimInfoState], writes: int) -> None:
+    """What the kubelet's writes cost: one entry changed, the other E-1 copied (store_changes)."""
+    by_key = {state.key: state for state in states}
+    owner = object()
+    store.store_changes(owner, {}, lambda: list(by_key.values()))
+    encoder = IncrementalEncoder()
+    encoder.update(by_key.items())
+    total, encode = [], []
+    for i in range(writes):
+        changes: dict[str, ClaimInfoState | None] = {}
+        if states:
+            state = states[(i * 7919) % len(states)].clone()
+            state.pod_uids = {f"other-pod-{i}"}
+            by_key[state.key] = changes[state.key] = state
+        start = time.perf_counter()
+        store.store_changes(owner, changes, lambda: list(by_key.values()))
+        total.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        encoder.update(changes.items())
+        blob = encoder.encode()
+        encode.append(time.perf_counter() - start)
+    assert blob == codec.encode(list(by_key.values()))
+    assert store.path.read_bytes() == blob
+    write_s, encode_s = statistics.median(total), statistics.median(encode)
+    result(
+        "checkpoint_write_incremental",
+        entries=len(states),
+        bytes=len(blob),
+        write_ms=write_s * 1e3,
+        encode_ms=encode_s * 1e3,
+        rest_ms=max(write_s - encode_s, 0.0) * 1e3,
+        ns_per_byte=write_s / len(blob) * 1e9,
+    )
 
 
 def _sizes(text: str) -> list[int]:
@@ -194,13 +325,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fsync", action="store_true", help="fsync every file write, as a real node")
     parser.add_argument("--only", choices=["pods", "checkpoint"], default=None, help="run one part")
     parser.add_argument("--no-memory", action="store_true", help="skip the tracemalloc pass (it is slow)")
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="timed runs per pod count; with 2 or more, a pods_median line"
+    )
     parser.add_argument("--quick", action="store_true", help="tiny sizes, for the smoke test")
     args = parser.parse_args(argv)
     if args.quick:
         args.pods, args.entries, args.writes = "1,3", "0,1,10", 3
     print(f"# scale: {machine()}; state_dir={args.state_dir} fsync={args.fsync}")
     if args.only in (None, "pods"):
-        bench_pods(_sizes(args.pods), args.state_dir, memory=not args.no_memory, fsync=args.fsync)
+        bench_pods(
+            _sizes(args.pods), args.state_dir, memory=not args.no_memory, fsync=args.fsync, repeat=args.repeat
+        )
     if args.only in (None, "checkpoint"):
         bench_checkpoint(_sizes(args.entries), args.writes, args.state_dir, fsync=args.fsync)
     return 0

@@ -12,8 +12,29 @@ import argparse
 import os
 import time
 
+from progress import progress
+
+from drasim.report.model import ScenarioResult
 from drasim.runner.run import run_scenarios
 from drasim.scenario import builtin_scenario_dir, load_paths
+
+
+class Every:
+    """A runner reporter that shows progress every tenth of the scenarios."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.done = 0
+        self.step = max(1, total // 10)
+
+    def scenario_started(self, name: str, location: str = "") -> None:
+        """Nothing to show."""
+
+    def scenario_finished(self, result: ScenarioResult) -> None:
+        """Count; print every tenth."""
+        self.done += 1
+        if self.done % self.step == 0 or self.done == self.total:
+            progress(f"scenario throughput: {self.done}/{self.total} done (last: {result.name})")
 
 
 def main() -> None:
@@ -28,8 +49,9 @@ def main() -> None:
         scenarios = scenarios[:5]
     print(f"scenario throughput: {len(scenarios)} scenarios, {os.cpu_count()} cores")
     for jobs in args.jobs:
+        progress(f"scenario throughput: {len(scenarios)} scenarios with -j {jobs}")
         started = time.monotonic()
-        report = run_scenarios(scenarios, jobs=jobs)
+        report = run_scenarios(scenarios, jobs=jobs, reporter=Every(len(scenarios)))
         wall = time.monotonic() - started
         slowest = sorted(report.results, key=lambda r: r.duration, reverse=True)[:3]
         slow = ", ".join(f"{r.name} {r.duration:.2f}s" for r in slowest)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import signal
 import sys
 import threading
@@ -19,6 +20,9 @@ from typing import Any
 
 from drasim import __version__
 from drasim.errors import DrasimError
+from drasim.grpc_logging import quiet_grpc_logs
+
+quiet_grpc_logs()  # before any subcommand imports grpc
 
 # Subcommand modules, in the order `drasim --help` lists them.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -67,6 +71,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         name = "SIGTERM" if received else "SIGINT"
         print(f"drasim: interrupted ({name}); driver processes and workspaces removed", file=sys.stderr)
         return 128 + (received[0] if received else signal.SIGINT)
+    except BrokenPipeError:
+        # The reader went away (`drasim list | head`): stop quietly, as other tools do.
+        _silence_stdout()
+        return 128 + signal.SIGPIPE
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
@@ -86,3 +94,14 @@ def _interrupt_on_sigterm(received: list[int]) -> Any:
         raise KeyboardInterrupt
 
     return signal.signal(signal.SIGTERM, on_sigterm)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so that the flush at exit cannot fail on the closed pipe again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is not a real file (e.g. captured by a test)
+        pass
+    finally:
+        os.close(devnull)

@@ -27,22 +27,30 @@ def atomic_write_bytes(
     durable: bool = False,
     sync: bool = True,
     temp_prefix: str | None = None,
+    mode: int | None = None,
 ) -> Path:
     """Atomically replace ``path`` with ``data``; creates the parent directory. Returns the path.
 
     The temporary file is ``<temp_prefix><random>`` next to the target (default prefix
-    ``.<name>.``).
+    ``.<name>.``). The file is private (0600) unless ``mode`` is given: then it gets
+    ``mode`` less the process umask, as ``open()`` would give a new file (``mode=0o666``:
+    0644 under the usual umask 022). Files a user reads (reports, reproducers, journals)
+    pass :data:`USER_FILE_MODE`.
     """
-    target = Path(path)
-    directory = os.fspath(target.parent)
-    prefix = f".{target.name}." if temp_prefix is None else temp_prefix
+    # Plain strings, not pathlib: this runs several times per prepare/unprepare cycle.
+    target = os.fspath(path)
+    directory, name = os.path.split(target)
+    directory = directory or os.curdir
+    prefix = f".{name}." if temp_prefix is None else temp_prefix
     try:
         fd, tmp = create_temp_file(directory, prefix)
     except FileNotFoundError:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(directory, exist_ok=True)
         fd, tmp = create_temp_file(directory, prefix)
     try:
         try:
+            if mode is not None:
+                os.fchmod(fd, mode & ~current_umask())
             view = memoryview(data)
             while view:  # plain system calls: no file object or buffer in between
                 view = view[os.write(fd, view) :]
@@ -56,8 +64,29 @@ def atomic_write_bytes(
             os.unlink(tmp)
         raise
     if durable and sync:
-        fsync_directory(target.parent)
-    return target
+        fsync_directory(directory)
+    return Path(target)
+
+
+USER_FILE_MODE = 0o666
+"""The ``mode`` for files written for people and tools (less the umask, as for any new file)."""
+
+
+def current_umask() -> int:
+    """The process umask, read without changing it (``os.umask`` sets it, racing other threads).
+
+    Linux reports it in ``/proc/self/status``; elsewhere it is set and restored at once.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
@@ -79,7 +108,7 @@ def create_temp_file(directory: str, prefix: str) -> tuple[int, str]:
     raise FileExistsError(errno.EEXIST, "no free temporary file name", directory)
 
 
-def fsync_directory(directory: Path) -> None:
+def fsync_directory(directory: str | os.PathLike[str]) -> None:
     """Make renames and removals in ``directory`` durable (ignored where directories cannot be opened)."""
     with contextlib.suppress(OSError):
         fd = os.open(directory, os.O_RDONLY)
@@ -89,6 +118,6 @@ def fsync_directory(directory: Path) -> None:
             os.close(fd)
 
 
-def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
+def atomic_write_text(path: str | os.PathLike[str], text: str, *, mode: int | None = None) -> Path:
     """:func:`atomic_write_bytes` for UTF-8 text."""
-    return atomic_write_bytes(path, text.encode("utf-8"))
+    return atomic_write_bytes(path, text.encode("utf-8"), mode=mode)

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from drasim.errors import DrasimError
+from drasim.grpc_logging import quiet_grpc_logs
 from fake_plugins.config import (
     DEFAULT_CDI_DIR,
     DEFAULT_REGISTRY_DIR,
@@ -194,6 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; a DrasimError is printed as one line and gives exit code 2."""
+    quiet_grpc_logs()
     args = build_parser().parse_args(argv)
     try:
         return run(args)

@@ -98,8 +98,8 @@ class Journal:
                 self._file.flush()
             self._lock.notify_all()
         if self._recorder is not None:
-            fields = asdict(call)
-            self._recorder.record("rpc", side="plugin", **fields)
+            # The recorder converts (and so copies) every value itself: no asdict() first.
+            self._recorder.record("rpc", side="plugin", **vars(call))
         return call
 
     @property

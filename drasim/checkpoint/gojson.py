@@ -46,6 +46,9 @@ _HTML_RE = re.compile("[<>&\u2028\u2029]")
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 _SURROGATE_ESCAPE_RE = re.compile(r"\\u[dD][89a-fA-F]")
 _UINT_RE = re.compile(r"(?:0|[1-9][0-9]*)\Z")
+# One encoder for every call: json.dumps with options builds a new JSONEncoder each time,
+# which cost more than encoding a checkpoint entry.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 
 
 def go_string(value: str) -> str:
@@ -61,7 +64,7 @@ def go_marshal(value: Any) -> str:
     Dicts are written in insertion order (sort map keys before calling); strings
     get Go's escaping, including the HTML-safe escapes Go applies by default.
     """
-    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    text = _ENCODER.encode(value)
     if not any(char in text for char in _HTML_ESCAPES):  # a few C-speed scans beat the regex
         return text
     return _HTML_RE.sub(lambda m: _HTML_ESCAPES[m.group(0)], text)

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from drasim.checkpoint import codec
 from drasim.checkpoint.codec import CheckpointFormat, DecodedCheckpoint
+from drasim.checkpoint.incremental import IncrementalEncoder
 from drasim.errors import CheckpointError, CorruptCheckpointError
 from drasim.fsutil import atomic_write_bytes
 from drasim.interfaces import NullRecorder, Recorder
@@ -68,6 +70,20 @@ class FileCheckpointStore:
         self.fsync = fsync
         self._recorder: Recorder = recorder if recorder is not None else NullRecorder()
         self._lock = threading.Lock()
+        # What store_changes() last wrote for its caller: the encoded entries and the
+        # caller's token. Another caller, a plain store() or a failed update starts over.
+        self._memo: IncrementalEncoder | None = None
+        self._memo_owner: object | None = None
+
+    @property
+    def path(self) -> Path:
+        """The checkpoint file."""
+        return self._path
+
+    @path.setter
+    def path(self, value: str | os.PathLike[str]) -> None:
+        self._path = Path(value)
+        self._path_text = os.fspath(self._path)  # for every write, without pathlib's per-call cost
 
     def load(self, *, verify: bool = True) -> DecodedCheckpoint:
         """Read and decode the file (either format) for inspection.
@@ -106,6 +122,38 @@ class FileCheckpointStore:
         with self._lock:
             self._write(list(entries))
 
+    def store_changes(
+        self,
+        owner: object,
+        changes: Mapping[str, ClaimInfoState | None],
+        entries: Callable[[], Sequence[ClaimInfoState]],
+    ) -> None:
+        """Atomically replace the file, re-encoding only the entries that changed.
+
+        ``owner`` is a token of the caller (the claim-info cache); ``changes`` maps the
+        ``namespace/name`` key of every entry added, changed or removed (``None``) since the
+        caller's previous call; ``entries`` returns all of the caller's entries (keys
+        unique). The file gets exactly the bytes :meth:`store` would write for
+        ``entries()``: the first call of an owner, and any call after another owner's
+        call, a :meth:`store` or a failed encoding, encodes ``entries()`` in full; later
+        calls re-encode the changed entries only and copy the rest.
+        """
+        with self._lock:
+            memo = self._memo
+            try:
+                if memo is None or self._memo_owner is not owner or memo.share_id != self.write_share_id:
+                    self._memo = self._memo_owner = None
+                    memo = IncrementalEncoder(share_id=self.write_share_id)
+                    memo.update((state.key, state) for state in entries())
+                else:
+                    memo.update(changes.items())
+            except BaseException:
+                self._memo = self._memo_owner = None
+                raise
+            self._memo, self._memo_owner = memo, owner
+            blob = memo.encode()
+            self._write_blob(blob, memo.items() if len(memo) <= JOURNAL_ENTRIES_LIMIT else len(memo))
+
     def _read(self) -> bytes:
         try:
             return self.path.read_bytes()
@@ -121,22 +169,24 @@ class FileCheckpointStore:
             raise CorruptCheckpointError(f"{self.path}: {err}") from None
 
     def _write(self, entries: list[ClaimInfoState] | None) -> None:
+        self._memo = self._memo_owner = None  # store_changes() starts over after a full write
         # The entries' JSON form is built once: for the file and for the journal event.
         items = codec.entries_to_json(entries, share_id=self.write_share_id)
         blob = codec.envelope(codec.data_from_items(items))
+        listed = items or []
+        self._write_blob(blob, listed if len(listed) <= JOURNAL_ENTRIES_LIMIT else len(listed))
+
+    def _write_blob(self, blob: bytes, shown: list[dict[str, Any]] | int) -> None:
+        """Replace the file with ``blob``; journal the entries ``shown`` (or their number)."""
         try:
-            _atomic_write(self.path, blob, sync=self.fsync)
+            _atomic_write(self._path_text, blob, sync=self.fsync)
         except OSError as err:
             raise CheckpointError(f"{self.path}: cannot write checkpoint: {err.strerror or err}") from None
         if not isinstance(self._recorder, NullRecorder):
-            listed = items or []
-            shown: list[dict[str, object]] | int = (
-                listed if len(listed) <= JOURNAL_ENTRIES_LIMIT else len(listed)
-            )
-            self._recorder.record("checkpoint", path=str(self.path), entries=shown, size=len(blob))
+            self._recorder.record("checkpoint", path=self._path_text, entries=shown, size=len(blob))
 
 
-def _atomic_write(path: Path, blob: bytes, *, sync: bool = True) -> None:
+def _atomic_write(path: str, blob: bytes, *, sync: bool = True) -> None:
     """Write ``blob`` to ``path`` via ``.<random>`` in the same directory, fsync, rename, fsync dir.
 
     ``sync=False`` leaves out both fsyncs.

@@ -9,9 +9,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from drasim.errors import ConfigError
+
+if TYPE_CHECKING:
+    from drasim.explore.engine import ExploreOutcome
 
 
 def register(subparsers: Any) -> None:
@@ -46,7 +49,66 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--no-verify", action="store_true", help="do not replay the written reproducer")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every example's steps")
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress lines on stderr (only the summary)"
+    )
     parser.set_defaults(func=run)
+
+
+class Progress:
+    """Progress of an exploration on stderr, so that a long run is visibly alive.
+
+    On a terminal one line is rewritten after every example; otherwise (CI logs) a line is
+    printed every tenth of the examples or every 10 seconds, whichever comes first, and when
+    shrinking starts.
+    """
+
+    EVERY_SECONDS = 10.0
+
+    def __init__(self, stream: TextIO, max_examples: int, time_limit: float | None) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.max_examples = max_examples
+        self.time_limit = time_limit
+        self.step = max(1, max_examples // 10)
+        self.last_printed = 0.0
+        self.shrinking = False
+        self.width = 0
+
+    def line(self, outcome: ExploreOutcome, elapsed: float) -> str:
+        """``explore: 30/100 examples, 412 steps, 4.2s`` (or what shrinking has done so far)."""
+        limit = f" of {self.time_limit:g}s" if self.time_limit else ""
+        if outcome.shrink_examples:
+            found = outcome.examples - outcome.shrink_examples
+            return (
+                f"explore: violation found at example {found}; shrinking: "
+                f"{outcome.shrink_examples} examples tried, {elapsed:.1f}s{limit}"
+            )
+        return (
+            f"explore: {outcome.examples}/{self.max_examples} examples, {outcome.steps} steps, "
+            f"{elapsed:.1f}s{limit}"
+        )
+
+    def update(self, outcome: ExploreOutcome, elapsed: float) -> None:
+        """Called after every example."""
+        text = self.line(outcome, elapsed)
+        if self.tty:
+            self.stream.write("\r" + text.ljust(self.width))
+            self.width = len(text)
+            self.stream.flush()
+            return
+        started_shrinking = bool(outcome.shrink_examples) and not self.shrinking
+        self.shrinking = self.shrinking or started_shrinking
+        due = outcome.examples % self.step == 0 or elapsed - self.last_printed >= self.EVERY_SECONDS
+        if started_shrinking or due:
+            self.last_printed = elapsed
+            print(text, file=self.stream, flush=True)
+
+    def done(self) -> None:
+        """End the rewritten terminal line before the summary."""
+        if self.tty and self.width:
+            self.stream.write("\r" + " " * self.width + "\r")
+            self.stream.flush()
 
 
 def _check(args: argparse.Namespace) -> None:
@@ -87,7 +149,14 @@ def run(args: argparse.Namespace) -> int:
         for record in trace.records:
             print(f"  {record.text}" + (f"  -> failed: {record.error}" if record.error else ""))
 
-    outcome = explore(config, on_example=show if args.verbose else None)
+    progress = None if args.quiet else Progress(sys.stderr, args.max_examples, args.time)
+    outcome = explore(
+        config,
+        on_example=show if args.verbose else None,
+        on_progress=progress.update if progress is not None else None,
+    )
+    if progress is not None:
+        progress.done()
     bugs = f", bugs: {', '.join(config.bugs)}" if config.bugs else ""
     print(
         f"explored {outcome.examples} example(s) ({outcome.shrink_examples} while shrinking), "

@@ -12,9 +12,12 @@ import argparse
 import math
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from drasim.errors import ConfigError
+
+if TYPE_CHECKING:
+    from drasim.runner.world import RunOptions
 
 
 def register(subparsers: Any) -> None:
@@ -95,6 +98,25 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
+def run_options(args: argparse.Namespace) -> RunOptions:
+    """The :class:`RunOptions` the parsed ``drasim run`` arguments ask for."""
+    from drasim.runner.world import RunOptions
+    from drasim.scenario.limits import DEFAULT_SCENARIO_TIMEOUT
+
+    timeout = DEFAULT_SCENARIO_TIMEOUT if args.scenario_timeout is None else args.scenario_timeout
+    return RunOptions(
+        time_scale=args.time_scale,
+        driver_cmd=args.driver_cmd,
+        driver_name=args.driver_name,
+        keep_workspace=args.keep_workspace,
+        fsync=args.fsync,
+        workspace_dir=args.workspace_dir,
+        scenario_timeout=timeout or None,
+        bugs=tuple(args.inject_bug),
+        capabilities=tuple(c for item in args.capability for c in item.split(",") if c),
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     """Load, filter, run, report."""
     from drasim.commands.list_cmd import select
@@ -104,7 +126,6 @@ def run(args: argparse.Namespace) -> int:
     from drasim.report.junit import write_junit
     from drasim.report.terminal import TerminalReporter
     from drasim.runner.run import run_scenarios
-    from drasim.runner.world import RunOptions
     from drasim.scenario import builtin_scenario_dir, load_paths
     from drasim.scenario.limits import DEFAULT_SCENARIO_TIMEOUT, MAX_TIME_SCALE
 
@@ -136,17 +157,7 @@ def run(args: argparse.Namespace) -> int:
     if not scenarios:
         print("drasim run: no scenario matched", file=sys.stderr)
         return 2
-    options = RunOptions(
-        time_scale=args.time_scale,
-        driver_cmd=args.driver_cmd,
-        driver_name=args.driver_name,
-        keep_workspace=args.keep_workspace,
-        fsync=args.fsync,
-        workspace_dir=args.workspace_dir,
-        scenario_timeout=timeout or None,
-        bugs=tuple(args.inject_bug),
-        capabilities=tuple(c for item in args.capability for c in item.split(",") if c),
-    )
+    options = run_options(args)
     environment = RunEnvironment(
         driver=args.driver_cmd or "fake",
         backend="http" if args.driver_cmd else "memory",

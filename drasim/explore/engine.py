@@ -192,8 +192,18 @@ def choices_strategy(steps: int) -> st.SearchStrategy[list[Choice]]:
     return chunks.map(lambda parts: [c for part in parts for c in part][: max(1, steps)])
 
 
-def explore(config: ExploreConfig, *, on_example: Callable[[Trace], None] | None = None) -> ExploreOutcome:
-    """Explore; deterministic for a given config (the time limit aside)."""
+def explore(
+    config: ExploreConfig,
+    *,
+    on_example: Callable[[Trace], None] | None = None,
+    on_progress: Callable[[ExploreOutcome, float], None] | None = None,
+) -> ExploreOutcome:
+    """Explore; deterministic for a given config (the time limit aside).
+
+    ``on_example`` gets the trace of every example that held; ``on_progress`` gets the
+    outcome so far and the seconds elapsed after every example, passed or failed
+    (``outcome.shrink_examples`` grows once a violation was found and is being shrunk).
+    """
     options = RunOptions(bugs=tuple(config.bugs))
     outcome = ExploreOutcome()
     started = time.monotonic()
@@ -234,6 +244,9 @@ def explore(config: ExploreConfig, *, on_example: Callable[[Trace], None] | None
         except InvariantViolation:
             holder["failed"] = trace
             raise
+        finally:
+            if on_progress is not None and not final:
+                on_progress(outcome, time.monotonic() - started)
         if on_example is not None and not final:
             on_example(trace)
 

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +23,7 @@ from drasim.explore.encode import encode
 from drasim.explore.engine import ExploreConfig, Trace
 from drasim.explore.outcomes import OPERATION_STEPS
 from drasim.explore.violations import INVARIANTS, Violation
+from drasim.fsutil import USER_FILE_MODE, atomic_write_text
 from drasim.runner.world import RunOptions
 from drasim.scenario import expectations as E  # noqa: N812 - E.ExpectCalls reads like the YAML
 from drasim.scenario import steps as S  # noqa: N812
@@ -250,17 +249,8 @@ def scenario_document(
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write a reproducer atomically, readable as the umask allows (like any file a user keeps)."""
+    atomic_write_text(path, text, mode=USER_FILE_MODE)
 
 
 def write_reproducer(

@@ -17,7 +17,7 @@ from typing import Any, TypeGuard
 
 from drasim.clock import RealClock
 from drasim.errors import ConfigError
-from drasim.fsutil import atomic_write_text
+from drasim.fsutil import USER_FILE_MODE, atomic_write_text
 from drasim.interfaces import Clock
 from drasim.journal import kinds
 from drasim.journal.calls import RpcCall, method_matches
@@ -255,4 +255,4 @@ def _read_text(path: Path) -> str:
 
 def _atomic_write(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` so readers see the old file or the new one, never half of it."""
-    atomic_write_text(path, text)
+    atomic_write_text(path, text, mode=USER_FILE_MODE)

@@ -10,8 +10,9 @@ which is refreshed here whenever a write lock is released.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+import threading
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -181,6 +182,17 @@ class ClaimInfoCache:
 
     The map methods (:meth:`add`, :meth:`get`, ...) do not lock, exactly as
     upstream: callers hold :meth:`write_locked` or :meth:`read_locked` around them.
+
+    Upstream answers ``claimNamesForPod``, ``hasPodReference``, the claims-in-use gauge
+    and ``syncToCheckpoint`` by walking every cached claim. Here they cost what changed
+    instead, with identical results: every key handed out or changed through the cache
+    (:meth:`add`, :meth:`get`, :meth:`delete`, :meth:`infos`) is noted as *touched*, since
+    its live :class:`ClaimInfo` may be changed by the caller; the indexes (pod UID ->
+    claims, prepared claims per driver) are brought up to date for touched keys before
+    they are read, and a checkpoint write re-encodes only the entries touched since the
+    previous write (:meth:`FileCheckpointStore.store_changes
+    <drasim.checkpoint.store.FileCheckpointStore.store_changes>`). Change a cached claim
+    info only through an object obtained from these methods.
     """
 
     def __init__(self, checkpoint: CheckpointStore, metrics: Metrics, entries: list[ClaimInfoState]) -> None:
@@ -189,30 +201,44 @@ class ClaimInfoCache:
         self._checkpoint = checkpoint
         self._metrics = metrics
         self._claim_info: dict[str, ClaimInfo] = {}
+        # Bookkeeping that keeps per-operation costs independent of the cache's size.
+        self._token = object()  # identifies this cache to the checkpoint store
+        self._touch_lock = threading.Lock()  # readers touch and refresh concurrently
+        self._unsynced: set[str] = set()  # keys touched since the last checkpoint write
+        self._unindexed: set[str] = set()  # keys touched since the indexes were refreshed
+        self._order: dict[str, int] = {}  # key -> insertion number (the dict's iteration order)
+        self._inserted = 0
+        self._pods_of: dict[str, frozenset[str]] = {}  # key -> pod UIDs, as indexed
+        self._claims_of_pod: dict[str, set[str]] = {}  # pod UID -> keys
+        self._in_use_of: dict[str, tuple[str, ...]] = {}  # key of a prepared claim -> its drivers
+        self._in_use: dict[str, int] = {}  # driver -> prepared claims
+        self._published: list[tuple[str, int]] | None = None  # the gauge samples last set
         for entry in entries:
-            info = new_claim_info_from_state(entry)
-            self._claim_info[info.key] = info
+            self.add(new_claim_info_from_state(entry))
         metrics.describe(CLAIMS_IN_USE, kind="gauge", help_text=_CLAIMS_IN_USE_HELP)
         self._publish_claims_in_use()
 
-    @contextmanager
-    def write_locked(self) -> Iterator[None]:
+    def write_locked(self) -> AbstractContextManager[None]:
         """Mirrors ``withLock``; the claims-in-use gauge is refreshed on the way out."""
-        with self.lock.write():
-            try:
-                yield
-            finally:
-                self._publish_claims_in_use()
+        return _WriteLocked(self)
 
-    @contextmanager
-    def read_locked(self) -> Iterator[None]:
+    def read_locked(self) -> AbstractContextManager[None]:
         """Mirrors ``withRLock``."""
-        with self.lock.read():
-            yield
+        return _ReadLocked(self.lock)
+
+    def _touch(self, key: str) -> None:
+        with self._touch_lock:
+            self._unsynced.add(key)
+            self._unindexed.add(key)
 
     def add(self, info: ClaimInfo) -> None:
         """Mirrors ``add``: insert or replace under the info's own key."""
-        self._claim_info[info.key] = info
+        key = info.key
+        if key not in self._claim_info:
+            self._order[key] = self._inserted
+            self._inserted += 1
+        self._claim_info[key] = info
+        self._touch(key)
 
     def contains(self, claim_name: str, namespace: str) -> bool:
         """Mirrors ``contains``."""
@@ -220,50 +246,141 @@ class ClaimInfoCache:
 
     def get(self, claim_name: str, namespace: str) -> ClaimInfo | None:
         """Mirrors ``get`` (``None`` for a miss)."""
-        return self._claim_info.get(_key(claim_name, namespace))
+        key = _key(claim_name, namespace)
+        info = self._claim_info.get(key)
+        if info is not None:
+            self._touch(key)
+        return info
 
     def delete(self, claim_name: str, namespace: str) -> None:
         """Mirrors ``delete``; a miss is a no-op."""
-        self._claim_info.pop(_key(claim_name, namespace), None)
+        key = _key(claim_name, namespace)
+        if self._claim_info.pop(key, None) is not None:
+            del self._order[key]
+            self._touch(key)
 
     def infos(self) -> list[ClaimInfo]:
-        """The cached infos (live objects), in insertion order."""
+        """The cached infos (live objects, which the caller may change), in insertion order."""
+        with self._touch_lock:
+            self._unsynced.update(self._claim_info)
+            self._unindexed.update(self._claim_info)
         return list(self._claim_info.values())
+
+    def peek_infos(self) -> list[ClaimInfo]:
+        """The cached infos (live objects) in insertion order, for reading only: unlike
+        :meth:`infos` nothing is noted as touched, so the caller must not change them."""
+        return list(self._claim_info.values())
+
+    def _refresh(self) -> None:
+        """Bring the pod and claims-in-use indexes up to date for every touched key."""
+        with self._touch_lock:
+            keys, self._unindexed = self._unindexed, set()
+            for key in keys:
+                self._reindex(key, self._claim_info.get(key))
+
+    def _reindex(self, key: str, info: ClaimInfo | None) -> None:
+        for uid in self._pods_of.pop(key, ()):
+            keys = self._claims_of_pod[uid]
+            keys.discard(key)
+            if not keys:
+                del self._claims_of_pod[uid]
+        if info is not None and info.pod_uids:
+            pods = frozenset(info.pod_uids)
+            self._pods_of[key] = pods
+            for uid in pods:
+                self._claims_of_pod.setdefault(uid, set()).add(key)
+        drivers = self._in_use_of.pop(key, None)
+        for driver in drivers or ():
+            count = self._in_use[driver] - 1
+            if count:
+                self._in_use[driver] = count
+            else:
+                del self._in_use[driver]
+        if info is not None and info.is_prepared():
+            drivers = tuple(info.driver_state or {})
+            self._in_use_of[key] = drivers
+            for driver in drivers:
+                self._in_use[driver] = self._in_use.get(driver, 0) + 1
 
     def has_pod_reference(self, pod_uid: str) -> bool:
         """Mirrors ``hasPodReference``: some claim is referenced by the pod."""
-        return any(info.has_pod_reference(pod_uid) for info in self._claim_info.values())
+        self._refresh()
+        return pod_uid in self._claims_of_pod
 
     def claim_names_for_pod(self, pod_uid: str) -> list[str]:
-        """Mirrors ``claimNamesForPod``: names of cached claims referenced by the pod."""
-        return [info.claim_name for info in self._claim_info.values() if info.has_pod_reference(pod_uid)]
+        """Mirrors ``claimNamesForPod``: names of cached claims referenced by the pod (insertion order)."""
+        self._refresh()
+        keys = sorted(self._claims_of_pod.get(pod_uid, ()), key=self._order.__getitem__)
+        return [self._claim_info[key].claim_name for key in keys]
+
+    def _states(self) -> list[ClaimInfoState]:
+        return [self._claim_info[key].to_state() for key in sorted(self._claim_info)]
 
     def sync_to_checkpoint(self) -> None:
         """Mirrors ``syncToCheckpoint``: write the whole cache through the store.
 
         Entries are written sorted by namespace/name so that equal states give
-        equal bytes (upstream walks a Go map, so its order is unspecified).
+        equal bytes (upstream walks a Go map, so its order is unspecified). A store
+        with ``store_changes`` is handed the entries touched since the previous write
+        (it re-encodes those and copies the others); any other store gets every entry.
         """
-        states = [self._claim_info[key].to_state() for key in sorted(self._claim_info)]
-        self._checkpoint.store(states)
+        store_changes = getattr(self._checkpoint, "store_changes", None)
+        if store_changes is None:
+            self._checkpoint.store(self._states())
+            return
+        with self._touch_lock:
+            keys, self._unsynced = self._unsynced, set()
+        changes: dict[str, ClaimInfoState | None] = {}
+        for key in sorted(keys):
+            info = self._claim_info.get(key)
+            changes[key] = None if info is None else info.to_state()
+        store_changes(self._token, changes, self._states)
 
     def claims_in_use(self) -> dict[str, int]:
         """Mirrors ``claimsInUse``: prepared claims per driver plus ``<any>`` for the total."""
-        counts: dict[str, int] = {}
-        total = 0
-        for info in self._claim_info.values():
-            if not info.is_prepared():
-                continue
-            total += 1
-            for driver in info.driver_state or {}:
-                counts[driver] = counts.get(driver, 0) + 1
-        counts[ANY_DRIVER] = total
+        self._refresh()
+        counts = dict(self._in_use)
+        counts[ANY_DRIVER] = len(self._in_use_of)
         return counts
 
     def _publish_claims_in_use(self) -> None:
-        counts = self.claims_in_use()
-        samples = [({"driver_name": driver}, float(count)) for driver, count in sorted(counts.items())]
+        counts = sorted(self.claims_in_use().items())
+        if counts == self._published:
+            return  # the family already holds exactly these samples (only this cache sets it)
+        samples = [({"driver_name": driver}, float(count)) for driver, count in counts]
         self._metrics.set_gauge_family(CLAIMS_IN_USE, samples)
+        self._published = counts
+
+
+class _WriteLocked:
+    """``with cache.write_locked():`` without a generator per use (it runs several times per call)."""
+
+    __slots__ = ("_cache",)
+
+    def __init__(self, cache: ClaimInfoCache) -> None:
+        self._cache = cache
+
+    def __enter__(self) -> None:
+        self._cache.lock.acquire_write()
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self._cache._publish_claims_in_use()
+        finally:
+            self._cache.lock.release_write()
+
+
+class _ReadLocked:
+    __slots__ = ("_lock",)
+
+    def __init__(self, lock: RWLock) -> None:
+        self._lock = lock
+
+    def __enter__(self) -> None:
+        self._lock.acquire_read()
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release_read()
 
 
 def claims_in_use_delta(before: Mapping[str, int], after: Mapping[str, int]) -> list[str]:

@@ -181,7 +181,7 @@ class Manager:
         active = set(active_pod_uids)
         inactive: dict[str, tuple[str, list[str]]] = {}
         with self.cache.read_locked():
-            for info in self.cache.infos():
+            for info in self.cache.peek_infos():
                 for uid in sorted(info.pod_uids or ()):
                     if uid not in active:
                         inactive.setdefault(uid, (info.namespace, []))[1].append(info.claim_name)
@@ -210,7 +210,7 @@ class Manager:
     def claim_infos(self) -> list[ClaimInfoState]:
         """A snapshot of the cache as checkpointable states, sorted by namespace/name."""
         with self.cache.read_locked():
-            return [info.to_state() for info in sorted(self.cache.infos(), key=lambda i: i.key)]
+            return [info.to_state() for info in sorted(self.cache.peek_infos(), key=lambda i: i.key)]
 
     def claim_info(self, namespace: str, name: str) -> ClaimInfo | None:
         """A deep copy of one cached claim info (with its ``prepared`` flag), or ``None``."""

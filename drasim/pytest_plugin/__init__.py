@@ -12,11 +12,13 @@ docs/pytest-plugin.md shows the whole surface with examples.
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from pathlib import Path
 
 import pytest
 
 from drasim.conformance import FAKE_PLUGIN, skip_reason
+from drasim.grpc_logging import quiet_grpc_logs
 from drasim.pytest_plugin.collect import ScenarioFile, ScenarioItem, matches
 from drasim.pytest_plugin.fixtures import (
     drasim_api_server,
@@ -32,6 +34,8 @@ from drasim.pytest_plugin.fixtures import (
 from drasim.pytest_plugin.options import SETTINGS_KEY, Settings, add_options, resolve, settings_of
 from drasim.pytest_plugin.reports import COLLECTOR_KEY, ResultCollector
 from drasim.report.model import ScenarioResult
+
+quiet_grpc_logs()  # pytest loads this plugin before any test module imports grpc
 
 __all__ = [
     "drasim_api_server",
@@ -126,6 +130,15 @@ def missing_capability_reason(item: pytest.Item, settings: Settings) -> str:
     if isinstance(item, ScenarioItem):
         item.record(ScenarioResult.of(item.scenario, "skipped", skip_reason=reason))
     return reason
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Hook: a scenario item's report carries its result for the report directory."""
+    report = yield
+    if isinstance(item, ScenarioItem):
+        item.attach_result(report)
+    return report
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -28,7 +28,13 @@ from drasim.scenario.schema import Scenario
 
 SUFFIXES = (".yaml", ".yml")
 _KIND_LINE = re.compile(r"^kind:\s*['\"]?Scenario['\"]?\s*(#.*)?$", re.MULTILINE)
-RESULT_PROPERTY = "drasim_result"
+RESULT_ATTRIBUTE = "drasim_result"
+"""The attribute of a scenario item's test report that carries its result (JSON form).
+
+Not a ``user_property``: pytest's ``--junitxml`` writes every user property into the
+user's XML (a ~17 KB dump per scenario). pytest-xdist serializes a report's extra
+attributes, so the result still reaches the controller.
+"""
 
 
 def glob_regex(pattern: str) -> re.Pattern[str]:
@@ -148,6 +154,7 @@ class ScenarioItem(pytest.Item):
         super().__init__(**kwargs)
         self.scenario = scenario
         self.result: ScenarioResult | None = None
+        self._attached: ScenarioResult | None = None
         requirements = scenario_requirements(scenario)
         if requirements:
             self.add_marker(pytest.mark.drasim_requires(*[r.capability for r in requirements]))
@@ -168,10 +175,14 @@ class ScenarioItem(pytest.Item):
             raise ScenarioFailedError(result)
 
     def record(self, result: ScenarioResult) -> None:
-        """Keep ``result`` for the report directory (it travels with the report under xdist)."""
+        """Keep ``result`` for the report directory (:func:`attach_result` sends it with the test report)."""
         self.result = result
-        self.user_properties[:] = [p for p in self.user_properties if p[0] != RESULT_PROPERTY]
-        self.user_properties.append((RESULT_PROPERTY, result.to_dict()))
+
+    def attach_result(self, report: pytest.TestReport) -> None:
+        """Put the result recorded since the last report on ``report`` (once per result)."""
+        if self.result is not None and self.result is not self._attached:
+            setattr(report, RESULT_ATTRIBUTE, self.result.to_dict())
+            self._attached = self.result
 
     def add_output_sections(self, result: ScenarioResult) -> None:
         """With ``-o junit_logging=...``, pytest's JUnit gets the journal and the driver's output.

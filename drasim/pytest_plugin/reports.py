@@ -1,9 +1,10 @@
 """``--drasim-report-dir``: drasim's JUnit, JSON and HTML reports of the scenarios pytest ran.
 
-Each scenario item stores its :class:`ScenarioResult` (JSON form) in the test
-report's ``user_properties``, which pytest-xdist ships from the workers to the
-controller; the controller (or a plain pytest run) gathers them here and writes the
-files when the session ends. Workers never write.
+Each scenario item puts its :class:`ScenarioResult` (JSON form) on its test report
+as the ``drasim_result`` attribute, which pytest-xdist ships from the workers to the
+controller (and which, unlike ``user_properties``, stays out of ``--junitxml``); the
+controller (or a plain pytest run) gathers them here and writes the files when the
+session ends. Workers never write.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from drasim.pytest_plugin.collect import RESULT_PROPERTY
+from drasim.pytest_plugin.collect import RESULT_ATTRIBUTE
 from drasim.pytest_plugin.options import REPORT_NAMES, Settings
 from drasim.report.html import write_html
 from drasim.report.json_report import write_json
@@ -50,9 +51,9 @@ class ResultCollector:
 
     def add(self, report: pytest.TestReport) -> None:
         """Take the scenario result a test report carries (any phase; the last one wins)."""
-        for key, value in report.user_properties:
-            if key == RESULT_PROPERTY and isinstance(value, dict):
-                self.results[report.nodeid] = ScenarioResult.from_dict(value)
+        value = getattr(report, RESULT_ATTRIBUTE, None)
+        if isinstance(value, dict):
+            self.results[report.nodeid] = ScenarioResult.from_dict(value)
 
     def write(self, duration: float) -> list[Path]:
         """Write the three reports into the report directory; returns their paths."""

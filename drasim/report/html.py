@@ -16,7 +16,7 @@ from drasim.journal import describe_event
 from drasim.report.files import atomic_write_text
 from drasim.report.html_diagram import render_diagram
 from drasim.report.model import RunReport, ScenarioResult
-from drasim.report.terminal import LABELS, summary_line
+from drasim.report.terminal import LABELS, TAIL_LINES, summary_line
 
 CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#1b1f24;background:#fff}
@@ -58,6 +58,10 @@ details.ev>pre{position:relative;z-index:1;margin:0 2em .5em;border:1px solid #d
 .band{position:absolute;left:0;right:0;top:.5em;background:#eaeef2;padding:.2em 2.5em;font-weight:600;
  z-index:1}
 .failing .band{background:#ffebe9;color:#cf222e}
+.muted .arrow{border-top:1px dashed #afb8c1}.muted .arrow .label{color:#8c959f}
+.muted .arrow.ltr::after{border-left-color:#afb8c1}.muted .arrow.rtl::after{border-right-color:#afb8c1}
+.muted>summary{height:1.8em}.muted .arrow{top:1.2em}
+.stderr{background:#1b1f24;color:#e6edf3}
 """
 
 
@@ -95,6 +99,10 @@ def _failure_html(result: ScenarioResult) -> str:
         parts.append("<p>Similar events:</p>" + _events_pre(failure.similar_events))
     if failure.journal_tail:
         parts.append("<p>Journal tail:</p>" + _events_pre(failure.journal_tail))
+    for title, text in (("Driver stderr", result.stderr), ("Driver stdout", result.stdout)):
+        if text.strip():
+            tail = "\n".join(text.splitlines()[-TAIL_LINES:])
+            parts.append(f'<p>{title} (last lines):</p><pre class="stderr">{escape(tail)}</pre>')
     if failure.reproduce:
         parts.append(f"<p>Reproduce: <code>{escape(failure.reproduce)}</code></p>")
     parts.append("</div>")
@@ -134,12 +142,17 @@ def _scenario_html(number: int, result: ScenarioResult) -> str:
     return "".join(parts)
 
 
-def _summary_table(report: RunReport) -> str:
+def failures_first(results: list[ScenarioResult]) -> list[ScenarioResult]:
+    """Errored and failed scenarios first, then the rest; run order within each group."""
+    return sorted(results, key=lambda r: r.status not in ("failed", "error"))
+
+
+def _summary_table(results: list[ScenarioResult]) -> str:
     rows = "".join(
         f'<tr class="{r.status}"><td><span class="badge">{LABELS[r.status]}</span></td>'
         f'<td><a href="#scenario-{i}">{escape(r.name)}</a></td><td>{r.duration:.2f}s</td>'
         f"<td>{escape(r.location)}</td></tr>"
-        for i, r in enumerate(report.results, start=1)
+        for i, r in enumerate(results, start=1)
     )
     head = "<tr><th>Status</th><th>Scenario</th><th>Time</th><th>Location</th></tr>"
     return f'<table class="results">{head}{rows}</table>'
@@ -152,7 +165,8 @@ def render_html(report: RunReport, title: str = "drasim report") -> str:
         f"started {report.started_at} · drasim {report.drasim_version} · driver {env.driver} · "
         f"backend {env.backend} · time scale {env.time_scale:g}"
     )
-    scenarios = "".join(_scenario_html(i, r) for i, r in enumerate(report.results, start=1))
+    results = failures_first(report.results)
+    scenarios = "".join(_scenario_html(i, r) for i, r in enumerate(results, start=1))
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
@@ -160,7 +174,7 @@ def render_html(report: RunReport, title: str = "drasim report") -> str:
         f"<title>{escape(title)}</title><style>{CSS}</style></head><body>"
         f'<h1>{escape(title)}</h1><p class="meta">{escape(meta)}</p>'
         f'<p class="summary"><b>{escape(summary_line(report))}</b></p>'
-        f"{_summary_table(report)}{scenarios}</body></html>\n"
+        f"{_summary_table(results)}{scenarios}</body></html>\n"
     )
 
 

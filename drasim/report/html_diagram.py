@@ -6,6 +6,13 @@ note for a checkpoint write, a kubelet operation, a plugin process change or an
 injected fault, and a band for each scenario step. Errors are red. Every row is
 a ``<details>`` element: clicking it shows the event's JSON (request, response).
 Everything taken from the journal is escaped: it is untrusted text.
+
+A driver's own API calls start on that driver's lifeline, whichever client name
+they were journaled under (the in-process fake's ``driver``, a driver process's
+HTTP user agent). Runs of the runner's read-only API calls (its polling for
+ResourceSlices, the reads of scheduling) fold into one muted row. A checkpoint
+write names the claims it added, removed or changed since the previous write,
+and its expanded row shows that diff.
 """
 
 from __future__ import annotations
@@ -17,16 +24,27 @@ from html import escape
 from typing import Any
 
 from drasim.journal import claims_of, describe_event, short_method
+from drasim.report.diff import unified_diff
 
 KUBELET = "kubelet"
 APISERVER = "API server"
 SCENARIO = "scenario"
+RUNNER = "runner"
 MAX_CLAIMS_SHOWN = 3
+MAX_CHANGES_SHOWN = 3
+#: API verbs that only read; the runner's reads are its polling and scheduling, folded.
+READ_VERBS = frozenset({"get", "list", "watch"})
+#: Client names that are not a driver (everything else that calls the API server is one).
+_NOT_DRIVERS = frozenset({KUBELET, RUNNER, SCENARIO})
 
 
 @dataclass(frozen=True)
 class Row:
-    """One drawn event: an arrow (``src != dst``), a note (``src == dst``) or a step band (``src < 0``)."""
+    """One drawn event: an arrow (``src != dst``), a note (``src == dst``) or a step band (``src < 0``).
+
+    ``events`` holds every event a folded row stands for (just ``event`` otherwise);
+    ``detail`` is text shown above the JSON when the row is expanded (a checkpoint diff).
+    """
 
     src: int
     dst: int
@@ -34,25 +52,57 @@ class Row:
     error: bool
     kind: str
     event: Mapping[str, Any]
+    events: tuple[Mapping[str, Any], ...] = ()
+    detail: str = ""
+    muted: bool = False
 
 
-def lifelines(events: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Column names: other API clients first, then the kubelet, the drivers, and the API server."""
-    clients: list[str] = []
+def _drivers(events: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[str]]:
+    """The drivers in order of appearance, and those that ran as processes (a real pid)."""
     drivers: list[str] = []
-    has_api = False
+    processes: list[str] = []
     for event in events:
         kind = event.get("kind")
         driver = str(event.get("driver") or "")
         if kind in ("rpc", "registration", "plugin-process") and driver and driver not in drivers:
             drivers.append(driver)
-        if kind == "api":
+        if kind == "plugin-process" and driver and event.get("pid") is not None and driver not in processes:
+            processes.append(driver)
+    return drivers, processes
+
+
+def lifelines(events: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Column names: other API clients first, then the kubelet, the drivers, and the API server.
+
+    A driver's API client shares the driver's column (see :func:`api_lane`).
+    """
+    drivers, processes = _drivers(events)
+    clients: list[str] = []
+    has_api = False
+    for event in events:
+        if event.get("kind") == "api":
             has_api = True
-            client = _client(event)
-            if client != KUBELET and client not in clients:
-                clients.append(client)
-    clients = [c for c in clients if c not in drivers]
+            lane = api_lane(_client(event), drivers, processes)
+            if lane != KUBELET and lane not in clients and lane not in drivers:
+                clients.append(lane)
     return clients + [KUBELET] + drivers + ([APISERVER] if has_api else [])
+
+
+def api_lane(client: str, drivers: Sequence[str], processes: Sequence[str] = ()) -> str:
+    """The column an API call of ``client`` starts on.
+
+    A client named after a driver is that driver. ``driver`` (the in-process fakes' client)
+    is the only driver when there is one; any other name (a driver process's HTTP user agent)
+    is the only driver process, else the only driver. What cannot be told apart keeps its
+    own column.
+    """
+    if client in drivers or client in _NOT_DRIVERS:
+        return client
+    if client != "driver" and len(processes) == 1:
+        return processes[0]
+    if len(drivers) == 1:
+        return drivers[0]
+    return client
 
 
 def _client(event: Mapping[str, Any]) -> str:
@@ -81,13 +131,66 @@ def _rpc_has_error(event: Mapping[str, Any]) -> bool:
     )
 
 
+def _api_failed(event: Mapping[str, Any]) -> bool:
+    code = event.get("code")
+    return bool(event.get("error")) or (isinstance(code, int) and code >= 400)
+
+
+def is_runner_read(event: Mapping[str, Any]) -> bool:
+    """A successful read-only API call of the runner (polling, scheduling): folded in the diagram."""
+    return (
+        event.get("kind") == "api"
+        and _client(event) == RUNNER
+        and str(event.get("verb", "")).lower() in READ_VERBS
+        and not _api_failed(event)
+    )
+
+
+def _api_label(event: Mapping[str, Any]) -> str:
+    target = "/".join(str(p) for p in (event.get("namespace"), event.get("name")) if p)
+    return f"{event.get('verb', '?')} {event.get('resource', '')} {target}".replace("  ", " ").strip()
+
+
+def _folded_row(reads: Sequence[Mapping[str, Any]], src: int, dst: int) -> Row:
+    """One muted row for a run of the runner's reads: ``3 reads: list resourceslices x2, get ... → 200``."""
+    counts: dict[str, int] = {}
+    for event in reads:
+        label = _api_label(event)
+        counts[label] = counts.get(label, 0) + 1
+    parts = [f"{label} x{n}" if n > 1 else label for label, n in counts.items()]
+    if len(parts) > MAX_CHANGES_SHOWN:
+        parts = [*parts[:MAX_CHANGES_SHOWN], f"+{len(parts) - MAX_CHANGES_SHOWN} more"]
+    label = f"{len(reads)} reads: {', '.join(parts)} → 200"
+    return Row(src, dst, label, False, "api", reads[0], tuple(reads), muted=True)
+
+
 def build_rows(events: Sequence[Mapping[str, Any]], columns: list[str]) -> list[Row]:
-    """The drawn rows for ``events`` in journal order."""
+    """The drawn rows for ``events`` in journal order (runs of the runner's reads folded)."""
     index = {name: i for i, name in enumerate(columns)}
     kubelet = index[KUBELET]
-    rows = []
+    drivers, processes = _drivers(events)
+    rows: list[Row] = []
+    reads: list[Mapping[str, Any]] = []
+    checkpoint: dict[str, Any] | None = None
+
+    def flush_reads() -> None:
+        if not reads:
+            return
+        src = index.get(RUNNER, kubelet)
+        if len(reads) == 1:
+            event = reads[0]
+            label = f"{_api_label(event)} → {event.get('code')}{_duration(event)}"
+            rows.append(Row(src, index.get(APISERVER, src), label, False, "api", event, muted=True))
+        else:
+            rows.append(_folded_row(list(reads), src, index.get(APISERVER, src)))
+        reads.clear()
+
     for event in events:
         kind = str(event.get("kind", ""))
+        if is_runner_read(event):
+            reads.append(event)
+            continue
+        flush_reads()
         driver_col = index.get(str(event.get("driver") or ""), kubelet)
         if kind == "step":
             label = f"Step {event.get('index', '?')}: {event.get('text') or event.get('name', '')}"
@@ -95,20 +198,60 @@ def build_rows(events: Sequence[Mapping[str, Any]], columns: list[str]) -> list[
         elif kind == "rpc":
             rows.append(_rpc_row(event, kubelet, driver_col))
         elif kind == "api":
-            src = index.get(_client(event), kubelet)
-            code = event.get("code")
-            target = "/".join(str(p) for p in (event.get("namespace"), event.get("name")) if p)
-            label = (
-                f"{event.get('verb', '?')} {event.get('resource', '')} {target} → {code}{_duration(event)}"
-            )
-            failed = bool(event.get("error")) or (isinstance(code, int) and code >= 400)
-            rows.append(Row(src, index.get(APISERVER, src), label, failed, kind, event))
+            src = index.get(api_lane(_client(event), drivers, processes), kubelet)
+            label = f"{_api_label(event)} → {event.get('code')}{_duration(event)}"
+            rows.append(Row(src, index.get(APISERVER, src), label, _api_failed(event), kind, event))
         elif kind == "registration":
             label = f"register {event.get('service') or ''} → {event.get('outcome') or ''}".replace("  ", " ")
             rows.append(Row(kubelet, driver_col, label, bool(event.get("error")), kind, event))
+        elif kind == "checkpoint":
+            row, checkpoint = _checkpoint_row(event, kubelet, checkpoint)
+            rows.append(row)
         else:
             rows.append(_note_row(event, kind, kubelet, driver_col, index))
+    flush_reads()
     return rows
+
+
+def _entry_key(entry: Any, position: int) -> str:
+    """``namespace/name`` of a checkpoint entry (its UID, or its position, when it has no name)."""
+    if isinstance(entry, Mapping):
+        name = entry.get("ClaimName") or entry.get("claimName") or entry.get("name")
+        namespace = entry.get("Namespace") or entry.get("namespace") or ""
+        if name:
+            return f"{namespace}/{name}" if namespace else str(name)
+        uid = entry.get("ClaimUID") or entry.get("claimUID") or entry.get("uid")
+        if uid:
+            return str(uid)
+    return f"#{position}"
+
+
+def _checkpoint_row(
+    event: Mapping[str, Any], kubelet: int, previous: dict[str, Any] | None
+) -> tuple[Row, dict[str, Any] | None]:
+    """The note for a checkpoint write, with what changed since ``previous`` (the last write's entries).
+
+    Returns the row and this write's entries by claim (``None`` when the event holds only
+    their number, so the next write is not compared with a stale state).
+    """
+    entries = event.get("entries")
+    count = len(entries) if isinstance(entries, list) else entries
+    count = "?" if count is None else count
+    noun = "entry" if count == 1 else "entries"
+    label = f"checkpoint write: {count} {noun}, {event.get('size', '?')} B"
+    if not isinstance(entries, list):
+        return Row(kubelet, kubelet, label, False, "checkpoint", event), None
+    current = {_entry_key(entry, i): entry for i, entry in enumerate(entries)}
+    if previous is None:
+        return Row(kubelet, kubelet, label, False, "checkpoint", event), current
+    changes = [f"+{key}" for key in current if key not in previous]
+    changes += [f"-{key}" for key in previous if key not in current]
+    changes += [f"~{key}" for key in current if key in previous and current[key] != previous[key]]
+    if len(changes) > MAX_CHANGES_SHOWN:
+        changes = [*changes[:MAX_CHANGES_SHOWN], f"+{len(changes) - MAX_CHANGES_SHOWN} more"]
+    label += f" ({', '.join(changes)})" if changes else " (unchanged)"
+    detail = unified_diff(previous, current, "previous write", "this write")
+    return Row(kubelet, kubelet, label, False, "checkpoint", event, detail=detail), current
 
 
 def _rpc_row(event: Mapping[str, Any], kubelet: int, driver_col: int) -> Row:
@@ -122,20 +265,14 @@ def _rpc_row(event: Mapping[str, Any], kubelet: int, driver_col: int) -> Row:
 def _note_row(
     event: Mapping[str, Any], kind: str, kubelet: int, driver_col: int, index: Mapping[str, int]
 ) -> Row:
-    if kind == "checkpoint":
-        entries = event.get("entries")
-        count = len(entries) if isinstance(entries, list) else entries
-        count = "?" if count is None else count
-        noun = "entry" if count == 1 else "entries"
-        label = f"checkpoint write: {count} {noun}, {event.get('size', '?')} B"
-        return Row(kubelet, kubelet, label, False, kind, event)
     if kind == "kubelet":
         outcome = "error" if event.get("error") else "ok"
         subject = event.get("pod") or event.get("pod_uid") or event.get("driver") or ""
         label = f"{event.get('operation', '')} {subject} → {outcome}{_duration(event)}".replace("  ", " ")
         return Row(kubelet, kubelet, label, bool(event.get("error")), kind, event)
     if kind == "plugin-process":
-        label = f"process {event.get('action', '')} pid {event.get('pid', '?')}"
+        pid = event.get("pid")
+        label = f"process {event.get('action', '')}" + (f" pid {pid}" if pid is not None else "")
         bad = event.get("action") == "killed" or event.get("returncode") not in (None, 0)
         return Row(driver_col, driver_col, label, bad, kind, event)
     if kind == "fault":
@@ -154,10 +291,27 @@ def _centre(col: int, count: int) -> float:
     return (col + 0.5) * 100.0 / count
 
 
+def _diff_lines_html(diff: str) -> str:
+    """A unified diff as HTML lines coloured like the failure box's diff."""
+    lines = []
+    for line in diff.splitlines():
+        cls = ""
+        if line.startswith("@@"):
+            cls = "hunk"
+        elif line.startswith("+") and not line.startswith("+++"):
+            cls = "add"
+        elif line.startswith("-") and not line.startswith("---"):
+            cls = "del"
+        lines.append(f'<span class="{cls}">{escape(line)}</span>' if cls else escape(line))
+    return "\n".join(lines)
+
+
 def _row_html(row: Row, count: int, failing_step: int | None) -> str:
     classes = ["ev", row.kind.replace("_", "-")]
     if row.error:
         classes.append("err")
+    if row.muted:
+        classes.append("muted")
     label = escape(row.label)
     if row.src < 0:
         if failing_step is not None and row.event.get("index") == failing_step:
@@ -174,10 +328,17 @@ def _row_html(row: Row, count: int, failing_step: int | None) -> str:
             f'<span class="label">{label}</span></span>'
         )
     seq = escape(str(row.event.get("seq", "")))
-    body = escape(json.dumps(row.event, indent=2, sort_keys=True, ensure_ascii=False, default=str))
+    shown = f"#{seq}"
+    content: Any = row.event
+    if len(row.events) > 1:
+        last = escape(str(row.events[-1].get("seq", "")))
+        shown = f"#{seq}-{last}"
+        content = list(row.events)
+    body = escape(json.dumps(content, indent=2, sort_keys=True, ensure_ascii=False, default=str))
+    detail = f'<pre class="diff">{_diff_lines_html(row.detail)}</pre>' if row.detail else ""
     return (
-        f'<details class="{" ".join(classes)}" data-seq="{seq}"><summary><span class="seq">#{seq}</span>'
-        f"{graphic}</summary><pre>{body}</pre></details>"
+        f'<details class="{" ".join(classes)}" data-seq="{seq}"><summary><span class="seq">{shown}</span>'
+        f"{graphic}</summary>{detail}<pre>{body}</pre></details>"
     )
 
 

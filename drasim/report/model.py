@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 import os
+import posixpath
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -22,6 +23,40 @@ if TYPE_CHECKING:
 
 Status = Literal["passed", "failed", "error", "skipped"]
 STATUSES: tuple[Status, ...] = ("passed", "failed", "error", "skipped")
+
+
+def stable_folder(file: str, cwd: str | None = None) -> str:
+    """The dotted folder of scenario ``file``, independent of where drasim or the checkout lives.
+
+    - a built-in library scenario: ``scenarios.`` + its folder in the library
+      (``scenarios.kubelet.restart``), wherever drasim is installed;
+    - a relative path: its folder as given (``tests/drasim`` -> ``tests.drasim``);
+    - an absolute path under the working directory (``cwd``, default ``os.getcwd()``):
+      its folder relative to it, as pytest names tests relative to its root;
+    - any other absolute path: the name of its folder alone.
+
+    ``drasim`` when nothing is left (a file in the working directory, or no file).
+    """
+    path = file.replace("\\", "/")
+    parent = posixpath.dirname(path)
+    if posixpath.isabs(parent):
+        from drasim.scenario.library import builtin_scenario_dir
+
+        parent = os.path.realpath(parent)
+        library = os.path.realpath(builtin_scenario_dir())
+        base = posixpath.normpath(cwd if cwd is not None else os.getcwd())
+        if _is_within(parent, library):
+            parent = posixpath.join("scenarios", posixpath.relpath(parent, library))
+        elif _is_within(parent, base):
+            parent = posixpath.relpath(parent, base)
+        else:
+            parent = posixpath.basename(parent)
+    parts = [p for p in parent.split("/") if p not in ("", ".", "..")]
+    return ".".join(parts) or "drasim"
+
+
+def _is_within(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(directory.rstrip("/") + "/")
 
 
 @dataclass
@@ -151,10 +186,12 @@ class ScenarioResult:
 
     @property
     def folder(self) -> str:
-        """The scenario's folder as a dotted name (``scenarios/conformance`` -> ``scenarios.conformance``)."""
-        parent = os.path.dirname(self.file.replace("\\", "/"))
-        parts = [p for p in parent.split("/") if p not in ("", ".")]
-        return ".".join(parts) or "drasim"
+        """The scenario's folder as a dotted name (``scenarios/conformance`` -> ``scenarios.conformance``).
+
+        The same on every machine (it is JUnit's ``classname``, which CI history keys on):
+        see :func:`stable_folder`.
+        """
+        return stable_folder(self.file)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""

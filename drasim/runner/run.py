@@ -92,12 +92,25 @@ def describe_step(step: Step) -> str:
 
 
 def reproduce_command(scenario: Scenario, options: RunOptions) -> str:
-    """A command line that runs just this scenario again."""
+    """A command line that runs just this scenario again, with every option that changes its outcome.
+
+    That is the driver (``--driver-cmd``, ``--driver-name``, ``--capability``), the fake
+    plugin's injected bugs, ``--fsync`` and ``--time-scale``. Where files go
+    (``--workspace-dir``, ``--keep-workspace``) and how many run at once do not change it.
+    """
     words = ["drasim", "run", scenario.file or "<file>", "-k", scenario.name]
     if options.driver_cmd:
         words += ["--driver-cmd", options.driver_cmd]
+        if options.driver_name:
+            words += ["--driver-name", options.driver_name]
+        for capability in options.capabilities:
+            words += ["--capability", capability]
+    for bug in options.bugs:
+        words += ["--inject-bug", bug]
+    if options.fsync:
+        words.append("--fsync")
     if options.time_scale is not None:
-        words += ["--time-scale", str(options.time_scale)]
+        words += ["--time-scale", repr(options.time_scale)]
     if options.scenario_timeout != DEFAULT_SCENARIO_TIMEOUT:
         words += ["--scenario-timeout", f"{options.scenario_timeout or 0:g}"]
     return shlex.join(words)
@@ -121,7 +134,8 @@ def _failure(
     tail = world.journal.tail(15) if world is not None and hasattr(world, "journal") else []
     return FailureInfo.build(
         message,
-        step_index=index,
+        # Step numbers count from 1 everywhere: terminal, reports and the journal's step events.
+        step_index=None if index is None else index + 1,
         step_text=text,
         expected=expected,
         actual=actual,

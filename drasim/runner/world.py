@@ -54,6 +54,15 @@ class ScenarioAborted(DrasimError):  # noqa: N818 - it is an event, not an error
     """The run was aborted (its time limit passed): nothing may be started any more."""
 
 
+def _exited_on_its_own(handle: DriverHandle) -> bool:
+    """Whether ``handle`` is a driver process that ended without a stop or kill step.
+
+    A stopped or killed process is forgotten (no exit status); one that exited by
+    itself keeps its status until the next start.
+    """
+    return isinstance(handle, ProcessDriverHandle) and handle.process.returncode() is not None
+
+
 class SimulatedCrash(Exception):  # noqa: N818 - it is an event, not an error
     """Raised from a kubelet hook to make the kubelet die at that point."""
 
@@ -129,6 +138,7 @@ class World:
     """Notified whenever a health report arrived (guards ``health``)."""
     scheduling: threading.Lock = field(default_factory=threading.Lock, init=False)
     """Held while a pod is scheduled (claims allocated and reserved), as the scheduler is serial."""
+    _driver_clients: dict[str, MemoryCluster] = field(default_factory=dict, init=False)
     _http: Any = field(default=None, init=False)
     aborted: threading.Event = field(default_factory=threading.Event, init=False)
     """Set when the run is stopped from outside (time limit): waits end, nothing new starts."""
@@ -223,7 +233,7 @@ class World:
                 spec=fake,
                 workspace=self.workspace,
                 node_name=self.node,
-                claim_source=self.driver_api.get_resource_claim,
+                claim_source=self.driver_client(fake.name).get_resource_claim,
                 recorder=self.journal,
                 publisher=self._publisher(fake.name),
                 time_scale=self.time_scale,
@@ -265,17 +275,29 @@ class World:
             self._kubeconfig = self._http.write_kubeconfig(self.workspace.root / "kubeconfig")
         return self._kubeconfig
 
+    def driver_client(self, driver: str) -> MemoryCluster:
+        """The API client of in-process fake ``driver``: calls are journaled under its name.
+
+        Faults aimed at ``client: driver`` hit it all the same (every client name other than
+        kubelet and runner is a driver), and the report draws its calls on its own lifeline.
+        """
+        if driver in ("kubelet", "runner", "driver"):
+            return self.driver_api
+        client = self._driver_clients.get(driver)
+        if client is None:
+            client = self._driver_clients[driver] = MemoryCluster(self.store, client=driver)
+        return client
+
     def _publisher(self, driver: str) -> Callable[[list[dict[str, Any]]], None]:
         """Make the API server hold exactly ``slices`` for (driver, this node), like a slice controller."""
+        api = self.driver_client(driver)
 
         def publish(slices: list[dict[str, Any]]) -> None:
             selector = f"spec.driver={driver},spec.nodeName={self.node}"
             with contextlib.suppress(ApiError):
-                self.driver_api.delete_collection(
-                    "resource.k8s.io/v1", "ResourceSlice", field_selector=selector
-                )
+                api.delete_collection("resource.k8s.io/v1", "ResourceSlice", field_selector=selector)
             for item in slices:
-                self.driver_api.create(item)
+                api.create(item)
 
         return publish
 
@@ -386,7 +408,11 @@ class World:
             host.sync(timeout=1.0)
             return bool(outcomes())
 
-        handle.process.wait_until(attempted, timeout=timeout, what=f"driver {driver} to register")
+        try:
+            handle.process.wait_until(attempted, timeout=timeout, what=f"driver {driver} to register")
+        except DriverProcessError:
+            self._journal_exit(handle)
+            raise
         outcome = outcomes()[-1]
         if outcome.get("outcome") != "registered":
             return
@@ -425,6 +451,7 @@ class World:
             )
         except DriverProcessError:
             if not handle.running:
+                self._journal_exit(handle)
                 raise
             self.journal.record(
                 "plugin-process",
@@ -455,6 +482,21 @@ class World:
                     f"waiting up to {REPUBLISH_TIMEOUT:g}s for the driver to publish them again",
                 )
                 self._wait_for_slices(handle, REPUBLISH_TIMEOUT)
+
+    def _journal_exit(self, handle: ProcessDriverHandle) -> None:
+        """Record that a driver process ended on its own (``plugin-process`` ``exited``), if it did."""
+        code = handle.process.returncode()
+        if code is None:
+            return
+        process = handle.process
+        self.journal.record(
+            "plugin-process",
+            action="exited",
+            driver=handle.name,
+            pid=process.pid,
+            returncode=code,
+            stderr_tail=process.tail(process.stderr_path),
+        )
 
     def settle_registrations(self) -> None:
         """Rescan the registry until a pass changes no registration (at most a few passes).
@@ -561,7 +603,10 @@ class World:
                 # controller republished them (wait_republished_slices).
                 handle.slices_wiped = True
         for name, handle in self.drivers.items():
-            if handle.running:
+            # A driver process that already exited on its own (not stopped by a step) is
+            # waited for too: the wait reports its exit status and output at once, instead
+            # of the scenario failing later on "0 available" devices.
+            if handle.running or _exited_on_its_own(handle):
                 self.wait_registration_attempt(name)
         self._republish_slices()
 

@@ -33,6 +33,9 @@ def run(script: str, *args: str) -> str:
         check=False,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    # Progress goes to stderr, a line per phase, so a long run shows where it is.
+    assert re.search(r"^\[ *\d+\.\ds\] \S", proc.stderr, re.M), f"no progress lines: {proc.stderr!r}"
+    assert "RESULT " not in proc.stderr
     return proc.stdout
 
 
@@ -86,6 +89,11 @@ def test_scale_quick() -> None:
     sizes = [int(line["bytes"]) for line in writes]
     assert sizes == sorted(sizes)
     assert sizes[0] < sizes[1] < sizes[2]
+    incremental = found["checkpoint_write_incremental"]
+    assert [line["entries"] for line in incremental] == ["0", "1", "10"]
+    for line in found["pods"]:
+        assert float(line["cpu_s"]) > 0
+        assert int(line["driver_state_bytes_full"]) > 0
 
 
 @pytest.mark.timeout(90)

@@ -101,3 +101,39 @@ def test_driver_that_exits_is_an_error_with_its_stderr(
     assert "driver exited with status 3 before driver gpu.example.com to register" in message
     assert "no devices found on this node" in message
     assert "no devices found on this node" in capsys.readouterr().out
+
+
+def test_driver_already_dead_at_kubelet_start_is_reported_with_status_and_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A driver that exits before the kubelet even looks (like /bin/false) is an error at set-up.
+
+    It used to be skipped as "not running", and the scenario then failed at its first pod
+    with "0 available on node node-1". The start is made to wait for the exit, so the
+    driver is dead when the kubelet starts, every time.
+    """
+    from drasim.runner.drivers import ProcessDriverHandle
+
+    original = ProcessDriverHandle.start
+
+    def start_and_wait_for_exit(self: ProcessDriverHandle) -> None:
+        original(self)
+        self.process.wait_until(lambda: not self.running, timeout=10, what="exit")
+
+    monkeypatch.setattr(ProcessDriverHandle, "start", start_and_wait_for_exit)
+    command = "sh -c 'echo starting up; echo no GPU found >&2; exit 1'"
+    report_path = tmp_path / "report.json"
+    scenario = str(CONFORMANCE / "prepare-unprepare-round-trip.yaml")
+    code = main(["run", scenario, "--driver-cmd", command, "--json", str(report_path)])
+    assert code == 1
+    (result,) = json.loads(report_path.read_text())["results"]
+    assert result["status"] == "error"
+    message = result["failure"]["message"]
+    assert "driver exited with status 1 before driver gpu.example.com to register" in message
+    assert "no GPU found" in message
+    assert "0 available" not in message
+    assert result["stdout"] == "starting up\n"
+    assert result["stderr"] == "no GPU found\n"
+    assert result["failure"]["stepIndex"] is None  # no step ran
+    exited = [e for e in _process_events(result) if e["action"] == "exited"]
+    assert [(e["returncode"], e["stderr_tail"]) for e in exited] == [(1, "no GPU found\n")]

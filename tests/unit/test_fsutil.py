@@ -52,3 +52,42 @@ def test_a_failed_rename_removes_the_temp_file(tmp_path: Path, monkeypatch: pyte
         fsutil.atomic_write_bytes(target, b"new")
     assert target.read_bytes() == b"old"
     assert [p.name for p in tmp_path.iterdir()] == ["f.json"]
+
+
+@pytest.fixture
+def umask():
+    """Set the process umask for one test; restored afterwards."""
+    saved = os.umask(0o022)
+    yield os.umask
+    os.umask(saved)
+
+
+@pytest.mark.parametrize(("mask", "expected"), [(0o022, 0o644), (0o027, 0o640), (0o077, 0o600), (0, 0o666)])
+def test_user_files_get_the_mode_the_umask_allows(tmp_path: Path, umask, mask: int, expected: int) -> None:
+    umask(mask)
+    assert fsutil.current_umask() == mask
+    target = fsutil.atomic_write_text(tmp_path / "report.html", "x", mode=fsutil.USER_FILE_MODE)
+    assert stat.S_IMODE(target.stat().st_mode) == expected
+    private = fsutil.atomic_write_bytes(tmp_path / "state.json", b"x")
+    assert stat.S_IMODE(private.stat().st_mode) == 0o600
+
+
+def test_reports_journal_and_reproducer_respect_the_umask(tmp_path: Path, umask) -> None:
+    from drasim.cli import main
+    from drasim.explore import ExploreConfig, explore
+    from drasim.explore.reproducer import write_reproducer
+    from drasim.journal import Journal
+
+    umask(0o022)
+    out = [tmp_path / "r.xml", tmp_path / "r.json", tmp_path / "r.html"]
+    argv = ["run", "-k", "prepare-unprepare-round-trip", "--junit", str(out[0]), "--json", str(out[1])]
+    assert main([*argv, "--html", str(out[2])]) == 0
+    journal = Journal()
+    journal.record("step", index=1, name="x", text="x")
+    journal.write_jsonl(tmp_path / "journal.jsonl")
+    out.append(tmp_path / "journal.jsonl")
+    config = ExploreConfig(max_examples=20, seed=1, steps=8, bugs=("drops-claim",))
+    failure = explore(config).failure
+    assert failure is not None
+    out.append(write_reproducer(failure, tmp_path / "repro", config, verify=False).path)
+    assert {p.name: oct(stat.S_IMODE(p.stat().st_mode)) for p in out} == {p.name: "0o644" for p in out}

@@ -66,6 +66,8 @@ def test_evaluates(expression: str, expected: bool) -> None:
         "size(device.attributes) > 0",
         "device.driver == ",
         "device.driver === 'x'",
+        'device.attributes["gpu.example.com"].model.matches("^A[0-9]+$")',
+        'device.attributes["gpu.example.com"].model.lowerAscii() == "a100"',
         "1 + 2 == 3",
         "[1, 2]",
         "",

@@ -10,7 +10,7 @@ import pytest
 import drasim.checkpoint
 
 PACKAGE = Path(drasim.checkpoint.__file__).parent
-PURE = ["__init__.py", "codec.py", "gojson.py", "legacy.py", "view.py"]
+PURE = ["__init__.py", "codec.py", "crc.py", "gojson.py", "incremental.py", "legacy.py", "view.py"]
 FORBIDDEN = {
     "os",
     "pathlib",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -177,3 +178,41 @@ def test_terminating_a_never_prepared_pod_unprepares_a_claim_in_use() -> None:
     assert violation.invariant == "no-unprepare-in-use"
     assert violation.data["claim"] == "default/claim-0"
     assert violation.data["pods"] == ["default/pod-1"]
+
+
+def test_cli_shows_progress_on_stderr(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A long exploration is visibly alive: progress lines on stderr, the summary on stdout."""
+    args = ["explore", "--max-examples", "10", "--seed", "1", "--steps", "3", "--out", str(tmp_path)]
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    # Off a terminal: a line every tenth of the examples (10 examples: every one).
+    assert [line.split(",")[0] for line in lines] == [f"explore: {n}/10 examples" for n in range(1, 11)]
+    assert all(re.fullmatch(r"explore: \d+/10 examples, \d+ steps, \d+\.\ds", line) for line in lines)
+    assert "explore:" not in captured.out
+    assert main([*args, "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_progress_on_a_terminal_rewrites_one_line_and_reports_shrinking() -> None:
+    import io
+
+    from drasim.commands.explore import Progress
+    from drasim.explore import ExploreOutcome
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    stream = Terminal()
+    progress = Progress(stream, max_examples=100, time_limit=60)
+    outcome = ExploreOutcome(examples=7, steps=91)
+    progress.update(outcome, 1.25)
+    outcome.examples, outcome.shrink_examples = 12, 4
+    progress.update(outcome, 2.5)
+    progress.done()
+    text = stream.getvalue()
+    assert "\n" not in text
+    assert "\rexplore: 7/100 examples, 91 steps, 1.2s of 60s" in text
+    assert "\rexplore: violation found at example 8; shrinking: 4 examples tried, 2.5s of 60s" in text
+    assert text.endswith("\r")

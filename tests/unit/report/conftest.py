@@ -112,7 +112,7 @@ def report() -> RunReport:
         actual={"NodeUnprepareResources": {"calls": 1, "code": "Unavailable"}},
         similar_events=failed_journal.events("rpc", method=V1 + "NodeUnprepareResources"),
         journal_tail=failed_journal.tail(3),
-        reproduce="drasim run scenarios/kubelet/unprepare-retry.yaml --backend=memory --seed=1234",
+        reproduce="drasim run scenarios/kubelet/unprepare-retry.yaml -k unprepare-is-retried",
     )
     failed = ScenarioResult(
         name="unprepare-is-retried",

@@ -74,7 +74,12 @@ def test_summary_table_links_each_scenario(report: RunReport):
     assert links == [f"#scenario-{i}" for i in range(1, 6)]
     sections = [a for t, a in doc.tags if t == "details" and "scenario" in (a.get("class") or "").split()]
     assert [a["id"] for a in sections] == [f"scenario-{i}" for i in range(1, 6)]
-    assert ["open" in a for a in sections] == [False, True, True, False, False]
+    # Failed and errored scenarios come first (open), then the rest, each group in run order.
+    assert ["open" in a for a in sections] == [True, True, False, False, False]
+    bad = [r.name for r in report.results if r.status in ("failed", "error")]
+    rest = [r.name for r in report.results if r.status not in ("failed", "error")]
+    table = [text for cls, text in doc.texts if cls == "" and text in bad + rest]
+    assert table[: len(report.results)] == bad + rest
     assert ("", "2 passed, 1 failed, 1 skipped, 1 error in 1.25s") in doc.texts
 
 

@@ -47,3 +47,22 @@ def test_run_report_counts(report: RunReport):
 def test_model_dict_round_trip(report: RunReport):
     again = RunReport.from_dict(report.to_dict())
     assert again == report
+
+
+def test_folder_of_absolute_paths_does_not_depend_on_where_things_live(tmp_path, monkeypatch):
+    """JUnit's classname (the folder) must be the same on every machine and checkout."""
+    library = tmp_path / "site-packages" / "share" / "drasim" / "scenarios"
+    (library / "kubelet" / "restart").mkdir(parents=True)
+    monkeypatch.setenv("DRASIM_SCENARIOS", str(library))
+    in_library = ScenarioResult(name="x", status="passed", file=str(library / "kubelet/restart/a.yaml"))
+    assert in_library.folder == "scenarios.kubelet.restart"
+
+    project = tmp_path / "home" / "me" / "my-driver"
+    (project / "tests" / "drasim").mkdir(parents=True)
+    monkeypatch.chdir(project)
+    mine = ScenarioResult(name="x", status="passed", file=str(project / "tests/drasim/a.yaml"))
+    assert mine.folder == "tests.drasim"
+    assert ScenarioResult(name="x", status="passed", file=str(project / "a.yaml")).folder == "drasim"
+    outside = str(tmp_path / "ci" / "job-7" / "suite" / "a.yaml")
+    elsewhere = ScenarioResult(name="x", status="passed", file=outside)
+    assert elsewhere.folder == "suite"

@@ -82,7 +82,7 @@ def test_streaming_reporter_prints_progress_then_table_failures_and_summary(repo
         "  #11 t=0.004 kubelet UnprepareResources pod=default/p1 error=NodeUnprepareResources failed",
         "Driver stderr (last lines):",
         "  E1202 plugin: unprepare failed",
-        "Reproduce: drasim run scenarios/kubelet/unprepare-retry.yaml --backend=memory --seed=1234",
+        "Reproduce: drasim run scenarios/kubelet/unprepare-retry.yaml -k unprepare-is-retried",
         "",
     ]
     # a driver's escape sequences are shown, not interpreted

@@ -47,7 +47,7 @@ def test_expectations_against_a_real_run() -> None:
     result = run_scenario(scenario)
     assert result.failure is not None, "the last expectation must fail"
     assert result.failure.message == "expected 2 NodePrepareResources calls since the start; found 1"
-    assert result.failure.step_index == 20
+    assert result.failure.step_index == 21  # numbered from 1, as in the journal
     assert result.failure.expected == {"NodePrepareResources": 2}
     assert result.failure.actual == {"NodePrepareResources": 1}
     assert [e["method"].rsplit("/", 1)[-1] for e in result.failure.similar_events] == ["NodePrepareResources"]

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
+import shlex
 import textwrap
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -198,3 +201,113 @@ def test_create_and_apply_stop_at_the_first_failing_object(tmp_path: Path, capsy
         )
     )
     assert main(["run", str(scenario)]) == 0, capsys.readouterr().out
+
+
+def test_failing_step_has_one_number_in_terminal_json_journal_and_html(
+    scenario_dir: Path, tmp_path: Path, capsys
+) -> None:
+    """wrong-count fails at its second step: every output calls it step 2."""
+    js, html = tmp_path / "r.json", tmp_path / "r.html"
+    assert main(["run", str(scenario_dir / "fail.yaml"), "--json", str(js), "--html", str(html)]) == 1
+    out = capsys.readouterr().out
+    assert "Failing step 2: expectCalls {NodePrepareResources: 2}" in out
+    [result] = json.loads(js.read_text())["results"]
+    assert result["failure"]["stepIndex"] == 2
+    steps = {e["index"]: e["text"] for e in result["journal"] if e["kind"] == "step"}
+    assert steps[2] == "expectCalls {NodePrepareResources: 2}"
+    band = r'<details class="ev step failing"[^>]*><summary>.*?<span class="band">([^<]*)</span>'
+    failing_rows = re.findall(band, html.read_text())
+    assert failing_rows == ["Step 2: expectCalls {NodePrepareResources: 2}"]
+
+
+IDEMPOTENT = """\
+apiVersion: drasim.dev/v1alpha1
+kind: Scenario
+metadata: {name: idempotent, description: re-prepare returns the same devices}
+spec:
+  driver: {fake: {name: gpu.example.com}}
+  claims: [{name: gpu}]
+  steps:
+    - startPod: {name: a, claims: [gpu]}
+    - restartKubelet: {}
+    - recreateSandbox: a
+    - expectConsistentReplies: {claim: gpu}
+"""
+
+
+def test_printed_reproduce_command_fails_again(tmp_path: Path, capsys) -> None:
+    """The `Reproduce:` line, typed as printed, runs the scenario the same way and fails the same way."""
+    scenario = tmp_path / "idem.yaml"
+    scenario.write_text(IDEMPOTENT)
+    assert main(["run", str(scenario), "--inject-bug", "non-idempotent", "--fsync", "-j", "2"]) == 1
+    out = capsys.readouterr().out
+    [line] = [line for line in out.splitlines() if line.startswith("Reproduce: ")]
+    words = shlex.split(line.removeprefix("Reproduce: "))
+    assert words[:2] == ["drasim", "run"]
+    assert main(words[1:]) == 1, "the reproduce command passed: it lost an option"
+    again = capsys.readouterr().out
+    assert "0 passed, 1 failed" in again
+    assert line in again
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["--inject-bug", "non-idempotent", "--inject-bug", "forgets-state"],
+        ["--fsync", "--time-scale", "0.25"],
+        ["--driver-cmd", "my-driver --node {node}", "--driver-name", "gpu.example.com"],
+        ["--driver-cmd", "d", "--capability", "health", "--capability", "cdi,metrics", "--fsync"],
+        ["--scenario-timeout", "30"],
+        ["--scenario-timeout", "0", "--time-scale", "1"],
+    ],
+)
+def test_reproduce_command_carries_every_option_that_changes_the_outcome(tmp_path: Path, argv) -> None:
+    from drasim.cli import build_parser
+    from drasim.commands.run import run_options
+    from drasim.runner.run import reproduce_command
+    from drasim.scenario import load_text
+
+    (scenario,) = load_text(PASSING, str(tmp_path / "pass.yaml"))
+    parser = build_parser()
+    options = run_options(parser.parse_args(["run", "x.yaml", "--keep-workspace", "-j", "3", *argv]))
+    words = shlex.split(reproduce_command(scenario, options))
+    again = run_options(parser.parse_args(words[1:]))
+    assert dataclasses.replace(again, keep_workspace=True) == options
+    assert words[2:5] == [str(tmp_path / "pass.yaml"), "-k", "round-trip"]
+
+
+def test_junit_classname_of_library_scenarios_is_the_same_wherever_drasim_is_installed(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
+    from drasim.scenario import builtin_scenario_dir
+
+    source = builtin_scenario_dir() / "conformance" / "prepare-unprepare-round-trip.yaml"
+    classnames = []
+    for install in ("machine-a/usr/local", "machine-b/opt/venv"):
+        library = tmp_path / install / "share" / "drasim" / "scenarios"
+        (library / "conformance").mkdir(parents=True)
+        (library / "conformance" / source.name).write_text(source.read_text())
+        monkeypatch.setenv("DRASIM_SCENARIOS", str(library))
+        junit = tmp_path / f"{install.split('/')[0]}.xml"
+        assert main(["run", "-k", "round-trip", "--junit", str(junit)]) == 0
+        classnames += [c.get("classname") for c in ET.parse(junit).getroot().iter("testcase")]
+    capsys.readouterr()
+    assert classnames == ["scenarios.conformance", "scenarios.conformance"]
+
+
+def test_each_fake_driver_calls_the_api_server_under_its_own_name(tmp_path: Path, capsys) -> None:
+    """Two fake drivers: the report draws each one's slice publishing on its own lifeline."""
+    from drasim.scenario import builtin_scenario_dir
+
+    scenario = builtin_scenario_dir() / "kubelet" / "faults" / "multi-driver-partial-failure.yaml"
+    js, html = tmp_path / "r.json", tmp_path / "r.html"
+    assert main(["run", str(scenario), "--json", str(js), "--html", str(html)]) == 0
+    capsys.readouterr()
+    [result] = json.loads(js.read_text())["results"]
+    publishers = {
+        e["client"] for e in result["journal"] if e["kind"] == "api" and e["resource"] == "resourceslices"
+    } - {"kubelet", "runner"}
+    assert publishers == {"gpu.example.com", "nic.example.com"}
+    heads = re.findall(r'<span class="head"[^>]*>([^<]*)</span>', html.read_text())
+    assert heads == ["runner", "kubelet", "gpu.example.com", "nic.example.com", "API server"]

@@ -90,7 +90,7 @@ def test_a_hung_step_fails_at_its_step_and_the_next_scenario_runs(workspaces: li
         "the scenario did not finish within its time limit of 1s (--scenario-timeout); "
         "it was stopped during step 3 (startPod)"
     )
-    assert hung.failure.step_index == 2
+    assert hung.failure.step_index == 3  # numbered from 1, as in the message and the journal
     assert hung.failure.step_text == "startPod {name: a, claims: [gpu]}  (s.yaml:11:7)"
     assert hung.failure.reproduce == "drasim run s.yaml -k hangs --scenario-timeout 1"
     assert 1.0 <= hung.duration < 1.0 + ABORT_GRACE
@@ -178,7 +178,7 @@ def test_the_clock_refuses_unbounded_timer_work(monkeypatch: pytest.MonkeyPatch)
         "(reconcile passes every 1s, pod retries every 1s): "
         "advance the clock less or use longer timer periods"
     )
-    assert result.failure.step_index == 2
+    assert result.failure.step_index == 3  # advanceClock, the third step
 
 
 def test_a_step_that_ignores_the_abort_is_left_behind_and_said_so(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,0 +1,285 @@
+"""Incremental checkpoint encoding gives the bytes of a full encoding, whatever the edits."""
+
+from __future__ import annotations
+
+import os
+import zlib
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from drasim.checkpoint import codec, crc
+from drasim.checkpoint.incremental import IncrementalEncoder
+from drasim.checkpoint.store import FileCheckpointStore
+from drasim.errors import CheckpointError
+from drasim.kubelet.state import ClaimInfoState, DriverState
+from drasim.values import Device
+
+SETTINGS = settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+
+# Names from a small alphabet (so that edits hit the same keys) plus the characters Go escapes.
+text = st.text(
+    alphabet=st.sampled_from(["a", "b", "/", "<", "&", "\u2028", '"', "\\", "\n", "é", "😀"]), max_size=3
+)
+maybe_strings = st.none() | st.lists(text, max_size=2).map(tuple)
+device = st.builds(
+    Device,
+    pool_name=text,
+    device_name=text,
+    request_names=maybe_strings,
+    cdi_device_ids=maybe_strings,
+    share_id=st.none() | text,
+)
+driver_state = st.builds(
+    DriverState,
+    devices=st.none() | st.lists(device, max_size=2),
+    skip_node_operations=st.sampled_from(["", "All"]),
+)
+
+
+def claim_states() -> st.SearchStrategy[ClaimInfoState]:
+    return st.builds(
+        ClaimInfoState,
+        claim_uid=text,
+        claim_name=text,
+        namespace=st.sampled_from(["default", "team-a"]) | text,
+        pod_uids=st.none() | st.sets(text, max_size=2),
+        driver_state=st.none() | st.dictionaries(text, driver_state, max_size=2),
+    )
+
+
+# An edit: put a state under its key, or remove the key of the i-th state put so far.
+edits = st.lists(
+    st.one_of(
+        st.tuples(st.just("put"), claim_states()),
+        st.tuples(st.just("remove"), st.integers(min_value=0, max_value=30)),
+        st.tuples(st.just("put-again"), st.integers(min_value=0, max_value=30), claim_states()),
+    ),
+    max_size=30,
+)
+
+
+def _without_share_ids(state: ClaimInfoState) -> ClaimInfoState:
+    drivers = state.driver_state
+    if drivers is not None:
+        for driver in drivers.values():
+            if driver.devices is not None:
+                driver.devices = [
+                    Device(d.pool_name, d.device_name, d.request_names, d.cdi_device_ids, None)
+                    for d in driver.devices
+                ]
+    return state
+
+
+def _replay(
+    encoder: IncrementalEncoder, steps: list[tuple[object, ...]], check: bool
+) -> dict[str, ClaimInfoState]:
+    """Apply ``steps`` to ``encoder`` and to a plain dict; with ``check`` compare after each."""
+    held: dict[str, ClaimInfoState] = {}
+    keys: list[str] = []
+    for step in steps:
+        if step[0] == "put":
+            state = step[1]
+            assert isinstance(state, ClaimInfoState)
+            if not encoder.share_id:
+                state = _without_share_ids(state)
+            encoder.put(state.key, state)
+            held[state.key] = state
+            keys.append(state.key)
+        elif keys:
+            key = keys[int(step[1]) % len(keys)]  # type: ignore[call-overload]
+            if step[0] == "remove":
+                encoder.remove(key)
+                held.pop(key, None)
+            else:
+                # Another state under an existing key (a claim re-created with a new UID, say).
+                state = step[2]
+                assert isinstance(state, ClaimInfoState)
+                state.namespace, state.claim_name = key.split("/", 1) if "/" in key else (key, "")
+                if state.key != key:
+                    continue
+                if not encoder.share_id:
+                    state = _without_share_ids(state)
+                encoder.put(key, state)
+                held[key] = state
+        if check:
+            assert encoder.encode() == codec.encode(list(held.values()), share_id=encoder.share_id)
+            assert len(encoder) == len(held)
+    return held
+
+
+@pytest.fixture(params=[True, False], ids=["crc-combine", "crc-over-bytes"])
+def combine_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
+    if request.param and not crc.AVAILABLE:
+        pytest.skip("zlib's crc32_combine cannot be loaded here")
+    monkeypatch.setattr(crc, "AVAILABLE", request.param)
+    return bool(request.param)
+
+
+@SETTINGS
+@given(steps=edits, block_size=st.sampled_from([1, 2, 3, 128]), share_id=st.booleans())
+def test_incremental_encoding_equals_full_encoding_after_every_edit(steps, block_size, share_id) -> None:
+    _replay(IncrementalEncoder(share_id=share_id, block_size=block_size), steps, check=True)
+
+
+@pytest.mark.parametrize("block_size", [1, 4, 128])
+def test_both_checksum_paths_give_the_full_encoding(combine_mode: bool, block_size: int) -> None:
+    del combine_mode  # the fixture selected the path
+    encoder = IncrementalEncoder(block_size=block_size)
+    states = [_state(i) for i in range(40)]
+    for state in states:
+        encoder.put(state.key, state)
+    assert encoder.encode() == codec.encode(states)
+    for state in states[::3]:
+        encoder.remove(state.key)
+    left = [s for i, s in enumerate(states) if i % 3]
+    assert encoder.encode() == codec.encode(left)
+    assert encoder.items() == codec.entries_to_json(left)
+
+
+def test_an_empty_encoder_writes_an_empty_list_not_null() -> None:
+    encoder = IncrementalEncoder()
+    assert encoder.encode() == codec.encode([])
+    encoder.put("default/a", _state(1))
+    encoder.remove("default/a")
+    encoder.remove("default/never-there")
+    assert encoder.encode() == codec.encode([])
+
+
+def test_list_key_variant() -> None:
+    encoder = IncrementalEncoder(list_key=codec.ENTRIES_KEY)
+    encoder.put("default/a", _state(1))
+    assert encoder.encode() == codec.encode([_state(1)], list_key=codec.ENTRIES_KEY)
+
+
+def test_an_entry_that_cannot_be_written_changes_nothing() -> None:
+    encoder = IncrementalEncoder(share_id=False)
+    encoder.put("default/a", _state(1))
+    before = encoder.encode()
+    shared = _state(2, share_id="s-1")
+    with pytest.raises(CheckpointError, match="ShareID"):
+        encoder.put(shared.key, shared)
+    with pytest.raises(CheckpointError, match="ShareID"):
+        encoder.put("default/a", _state(1, share_id="s-1"))
+    assert encoder.encode() == before
+
+
+@SETTINGS
+@given(st.binary(max_size=300), st.binary(max_size=300))
+def test_crc_combine_is_the_crc_of_the_concatenation(first: bytes, second: bytes) -> None:
+    if not crc.AVAILABLE:
+        return
+    assert crc.combine(zlib.crc32(first), zlib.crc32(second), len(second)) == zlib.crc32(first + second)
+
+
+# ----- FileCheckpointStore.store_changes --------------------------------------------------
+
+
+def _state(i: int, *, share_id: str | None = None) -> ClaimInfoState:
+    device = Device("node-1", f"gpu-{i}", ("gpu",), (f"gpu.example.com/gpu=gpu-{i}",), share_id)
+    return ClaimInfoState(
+        claim_uid=f"uid-{i}",
+        claim_name=f"claim-{i}",
+        namespace="default",
+        pod_uids={f"pod-{i}"},
+        driver_state={"gpu.example.com": DriverState(devices=[device])},
+    )
+
+
+def test_store_changes_writes_what_store_writes(tmp_path) -> None:
+    path = tmp_path / "dra_manager_state"
+    store = FileCheckpointStore(path, fsync=False)
+    owner = object()
+    current = {s.key: s for s in (_state(i) for i in range(5))}
+    store.store_changes(owner, {}, lambda: list(current.values()))  # first call: everything
+    assert path.read_bytes() == codec.encode(list(current.values()))
+    replaced = _state(2)
+    replaced.claim_uid = "uid-new"  # replaced under the same key, new UID
+    current["default/claim-2"] = replaced
+    current["default/claim-22"] = _state(22)
+    del current["default/claim-0"]
+    changes = {
+        "default/claim-2": current["default/claim-2"],
+        "default/claim-22": current["default/claim-22"],
+        "default/claim-0": None,
+    }
+    store.store_changes(owner, changes, lambda: pytest.fail("must not re-read every entry"))
+    assert path.read_bytes() == codec.encode(list(current.values()))
+    assert [tmp.name for tmp in tmp_path.iterdir()] == ["dra_manager_state"]
+
+
+def test_store_changes_starts_over_after_another_writer(tmp_path) -> None:
+    path = tmp_path / "dra_manager_state"
+    store = FileCheckpointStore(path, fsync=False)
+    first, second = object(), object()
+    ones = [_state(1)]
+    store.store_changes(first, {}, lambda: ones)
+    store.store_changes(second, {}, lambda: [_state(2), _state(3)])  # another owner: full
+    assert path.read_bytes() == codec.encode([_state(2), _state(3)])
+    store.store_changes(first, {}, lambda: ones)  # back to the first: full again
+    assert path.read_bytes() == codec.encode(ones)
+    store.store([_state(9)])  # a plain store: the next update starts over
+    store.store_changes(first, {"default/claim-4": _state(4)}, lambda: [*ones, _state(4)])
+    assert path.read_bytes() == codec.encode([_state(1), _state(4)])
+    store.write_share_id = False  # a changed setting is a new encoding
+    store.store_changes(first, {}, lambda: ones)
+    assert path.read_bytes() == codec.encode(ones, share_id=False)
+
+
+def test_store_changes_after_a_failed_encoding_starts_over(tmp_path) -> None:
+    path = tmp_path / "dra_manager_state"
+    store = FileCheckpointStore(path, fsync=False, write_share_id=False)
+    owner = object()
+    good = [_state(1)]
+    store.store_changes(owner, {}, lambda: good)
+    bad = _state(2, share_id="s-1")
+    with pytest.raises(CheckpointError, match="ShareID"):
+        store.store_changes(owner, {bad.key: bad}, lambda: [*good, bad])
+    assert path.read_bytes() == codec.encode(good, share_id=False)
+    fixed = _state(2)
+    store.store_changes(owner, {}, lambda: [*good, fixed])  # rebuilt from every entry
+    assert path.read_bytes() == codec.encode([*good, fixed], share_id=False)
+
+
+def test_store_changes_journals_like_store(tmp_path) -> None:
+    events: list[dict[str, object]] = []
+
+    class Recorder:
+        def record(self, kind: str, **fields: object) -> None:
+            events.append({"kind": kind, **fields})
+
+    path = tmp_path / "dra_manager_state"
+    store = FileCheckpointStore(path, fsync=False, recorder=Recorder())
+    states = [_state(i) for i in range(3)]
+    store.store(states)
+    store.store_changes(object(), {}, lambda: states)
+    full, incremental = events
+    assert full == incremental
+    assert full["entries"] == codec.entries_to_json(states)
+    many = [_state(i) for i in range(70)]
+    store.store_changes(object(), {}, lambda: many)
+    assert events[-1]["entries"] == 70
+    assert events[-1]["size"] == os.path.getsize(path)
+
+
+@SETTINGS
+@given(names=st.lists(text, max_size=6))
+def test_store_changes_with_awkward_names(tmp_path_factory, names) -> None:
+    path = tmp_path_factory.mktemp("awkward") / "dra_manager_state"
+    store = FileCheckpointStore(path, fsync=False)
+    owner = object()
+    current: dict[str, ClaimInfoState] = {}
+    store.store_changes(owner, {}, lambda: [])
+    for i, name in enumerate(names):
+        state = _state(i)
+        state.claim_name = name
+        current[state.key] = state
+        store.store_changes(owner, {state.key: state}, lambda: pytest.fail("full re-encode"))
+        assert path.read_bytes() == codec.encode(list(current.values()))
