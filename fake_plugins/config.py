@@ -14,9 +14,11 @@ from fake_plugins.decode import decode
 
 DRA_V1 = "v1.DRAPlugin"
 DRA_V1BETA1 = "v1beta1.DRAPlugin"
+DRA_V1ALPHA4 = "v1alpha3.NodeService"  # how kubelets 1.31-1.33 name v1alpha4 (served as /v1alpha3.Node)
 HEALTH_V1ALPHA1 = "v1alpha1.DRAResourceHealth"
 HEALTH_V1 = "v1.DRAResourceHealth"
 DRA_SERVICES = (DRA_V1, DRA_V1BETA1)
+KNOWN_DRA_SERVICES = (*DRA_SERVICES, DRA_V1ALPHA4)
 HEALTH_SERVICES = (HEALTH_V1ALPHA1, HEALTH_V1)
 
 DEFAULT_REGISTRY_DIR = "/var/lib/kubelet/plugins_registry"
@@ -29,7 +31,8 @@ class FakeDriverConfig:
     """Where a fake driver listens and what it serves.
 
     ``services`` lists the gRPC services to serve; the known names among
-    ``v1.DRAPlugin``, ``v1beta1.DRAPlugin``, ``v1alpha1.DRAResourceHealth`` and
+    ``v1.DRAPlugin``, ``v1beta1.DRAPlugin``, ``v1alpha3.NodeService`` (v1alpha4),
+    ``v1alpha1.DRAResourceHealth`` and
     ``v1.DRAResourceHealth`` are served, any other name is only advertised.
     ``advertise`` (when set) replaces the list GetInfo returns, in its order.
     """
@@ -112,7 +115,7 @@ class FakeDriverConfig:
     @property
     def served_dra(self) -> list[str]:
         """DRA plugin service versions actually served."""
-        return [s for s in self.services if s in DRA_SERVICES]
+        return [s for s in self.services if s in KNOWN_DRA_SERVICES]
 
     @property
     def served_health(self) -> list[str]:

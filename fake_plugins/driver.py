@@ -25,6 +25,8 @@ import grpc
 
 from drasim._proto.dra.v1 import api_pb2 as dra_v1
 from drasim._proto.dra.v1 import api_pb2_grpc as dra_v1_grpc
+from drasim._proto.dra.v1alpha4 import api_pb2 as dra_v1alpha4
+from drasim._proto.dra.v1alpha4 import api_pb2_grpc as dra_v1alpha4_grpc
 from drasim._proto.dra.v1beta1 import api_pb2 as dra_v1beta1
 from drasim._proto.dra.v1beta1 import api_pb2_grpc as dra_v1beta1_grpc
 from drasim._proto.drahealth.v1 import api_pb2 as health_v1
@@ -36,7 +38,14 @@ from drasim.errors import ConfigError, DrasimError
 from drasim.values import ClaimRef
 from fake_plugins.behaviour import Behaviour, Fault, FaultPlan, HealthSpec
 from fake_plugins.claims import ClaimSource
-from fake_plugins.config import DRA_V1, DRA_V1BETA1, HEALTH_V1, HEALTH_V1ALPHA1, FakeDriverConfig
+from fake_plugins.config import (
+    DRA_V1,
+    DRA_V1ALPHA4,
+    DRA_V1BETA1,
+    HEALTH_V1,
+    HEALTH_V1ALPHA1,
+    FakeDriverConfig,
+)
 from fake_plugins.core import CallEffects, CallError, DriverCore
 from fake_plugins.health import HealthBoard
 from fake_plugins.journal import Call, Journal
@@ -209,6 +218,10 @@ class FakeDriver:
         if DRA_V1BETA1 in served:
             adders.append(
                 (dra_v1beta1_grpc.add_DRAPluginServicer_to_server, DRAPluginServicer(instance, dra_v1beta1))
+            )
+        if DRA_V1ALPHA4 in served:
+            adders.append(
+                (dra_v1alpha4_grpc.add_NodeServicer_to_server, DRAPluginServicer(instance, dra_v1alpha4))
             )
         if HEALTH_V1ALPHA1 in served:
             adders.append(

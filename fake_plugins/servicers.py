@@ -17,6 +17,7 @@ from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import Message
 
 from drasim._proto.dra.v1 import api_pb2 as dra_v1
+from drasim._proto.dra.v1alpha4 import api_pb2 as dra_v1alpha4
 from drasim._proto.dra.v1beta1 import api_pb2 as dra_v1beta1
 from drasim._proto.pluginregistration.v1 import api_pb2 as reg_pb
 from drasim.values import ClaimRef, PrepareResult, UnprepareResult
@@ -29,7 +30,11 @@ from fake_plugins.journal import Journal
 M = TypeVar("M", bound=Message)
 
 REGISTRATION = "/pluginregistration.Registration"
-DRA_PACKAGES = {dra_v1: "k8s.io.kubelet.pkg.apis.dra.v1", dra_v1beta1: "k8s.io.kubelet.pkg.apis.dra.v1beta1"}
+DRA_PATHS = {
+    dra_v1: "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin",
+    dra_v1beta1: "/k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin",
+    dra_v1alpha4: "/v1alpha3.Node",  # v1alpha4 kept the v1alpha3 proto package and the Node service
+}
 
 
 class CrashError(Exception):
@@ -159,12 +164,12 @@ class RegistrationServicer:
 
 
 class DRAPluginServicer:
-    """``DRAPlugin`` of one API version (v1 or v1beta1; v1beta1 has no share_id)."""
+    """``DRAPlugin`` of one API version (v1, v1beta1 or v1alpha4's ``Node``; only v1 has share_id)."""
 
     def __init__(self, rt: Runtime, pb: ModuleType) -> None:
         self.rt = rt
         self.pb = pb
-        self.service = f"/{DRA_PACKAGES[pb]}.DRAPlugin"
+        self.service = DRA_PATHS[pb]
 
     def NodePrepareResources(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
         """Prepare the claims through the core and convert the reply."""

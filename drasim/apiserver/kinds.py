@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from drasim.errors import ApiError
 
 RESOURCE_GROUP = "resource.k8s.io"
-RESOURCE_VERSIONS = ("v1", "v1beta2", "v1beta1")
+RESOURCE_VERSIONS = ("v1", "v1beta2", "v1beta1", "v1alpha3")
 
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 STATUS_VERBS = ("get", "patch", "update")
@@ -119,7 +119,7 @@ class Registry:
     """Looks resource types up by (group, resource) or (group, kind) and knows the served versions.
 
     ``served`` maps a group to its versions, preferred first. Only ``resource.k8s.io``
-    may be configured (``v1``, ``v1beta2``, ``v1beta1``); the core group is always ``v1``.
+    may be configured (``v1``, ``v1beta2``, ``v1beta1``, ``v1alpha3``); the core group is always ``v1``.
     """
 
     def __init__(self, served: Mapping[str, Sequence[str]] | None = None) -> None:

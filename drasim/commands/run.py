@@ -72,6 +72,13 @@ def register(subparsers: Any) -> None:
         metavar="BUG",
         help="switch a fake-plugin bug on in every fake driver (to see which scenarios catch it)",
     )
+    parser.add_argument(
+        "--kubelet-version",
+        metavar="V",
+        help="emulate this kubelet release: 1.34, a list 1.31,1.33,1.35 or all (one result per "
+        "scenario and version, named scenario[kubelet-1.34]); default: the newest, or the newest a "
+        "scenario's kubeletVersions allows",
+    )
     parser.add_argument("--keep-workspace", action="store_true", help="keep each scenario's directory tree")
     parser.add_argument(
         "--workspace-dir",
@@ -104,6 +111,14 @@ def run_options(args: argparse.Namespace) -> RunOptions:
     from drasim.scenario.limits import DEFAULT_SCENARIO_TIMEOUT
 
     timeout = DEFAULT_SCENARIO_TIMEOUT if args.scenario_timeout is None else args.scenario_timeout
+    kubelet_versions: tuple[str, ...] = ()
+    if args.kubelet_version is not None:
+        from drasim.kubelet.profiles import VersionError, parse_version_list
+
+        try:
+            kubelet_versions = parse_version_list(args.kubelet_version)
+        except VersionError as err:
+            raise ConfigError(f"--kubelet-version: {err}") from None
     return RunOptions(
         time_scale=args.time_scale,
         driver_cmd=args.driver_cmd,
@@ -111,6 +126,7 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         keep_workspace=args.keep_workspace,
         fsync=args.fsync,
         workspace_dir=args.workspace_dir,
+        kubelet_versions=kubelet_versions,
         scenario_timeout=timeout or None,
         bugs=tuple(args.inject_bug),
         capabilities=tuple(c for item in args.capability for c in item.split(",") if c),
@@ -151,17 +167,18 @@ def run(args: argparse.Namespace) -> int:
             check_base(args.workspace_dir)
         except ConfigError as err:
             raise ConfigError(f"--workspace-dir: {err}") from None
+    options = run_options(args)
     scenarios = select(
         load_paths(args.paths or [builtin_scenario_dir()]), tags=args.tag, keyword=args.keyword
     )
     if not scenarios:
         print("drasim run: no scenario matched", file=sys.stderr)
         return 2
-    options = run_options(args)
     environment = RunEnvironment(
         driver=args.driver_cmd or "fake",
         backend="http" if args.driver_cmd else "memory",
         time_scale=args.time_scale if args.time_scale is not None else 0.01,
+        extra={"kubeletVersions": ",".join(options.kubelet_versions)} if options.kubelet_versions else {},
     )
     reporter = TerminalReporter(verbose=args.verbose)
     report = run_scenarios(

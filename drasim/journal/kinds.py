@@ -120,6 +120,8 @@ def _kubelet(e: Mapping[str, Any]) -> str:
         text += f" pod={e.get('pod') or e.get('pod_uid')}"
     elif e.get("driver"):
         text += f" driver={e['driver']}"
+    if e.get("version"):  # kubelet start / version change (docs/kubelet-versions.md)
+        text += f" {e['previous']} -> {e['version']}" if e.get("previous") else f" version={e['version']}"
     text += f" error={e['error']}" if e.get("error") else " ok"
     return text + _ms(e.get("duration"))
 

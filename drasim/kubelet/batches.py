@@ -44,7 +44,12 @@ def _missing(claim: ClaimView) -> KubeletError:
 
 
 def prepare_batch(
-    cache: ClaimInfoCache, plugin: DriverClient, claims: list[ClaimRef], sent: Mapping[str, ClaimView]
+    cache: ClaimInfoCache,
+    plugin: DriverClient,
+    claims: list[ClaimRef],
+    sent: Mapping[str, ClaimView],
+    *,
+    replace: bool = True,
 ) -> None:
     """Call NodePrepareResources for one plugin's batch and record the returned devices.
 
@@ -52,6 +57,8 @@ def prepare_batch(
     lock as soon as it is checked (upstream resets them first since
     kubernetes/kubernetes#140274), so a later bad entry or a later failing batch leaves
     them in the cache (not prepared) and a retry records them again without duplicates.
+    With ``replace=False`` (kubelets without that fix) the devices are APPENDED, so a
+    retry or a re-prepare after a restart duplicates them.
     """
     try:
         reply: Mapping[str, PrepareResult | None] = plugin.node_prepare_resources(claims)
@@ -69,7 +76,8 @@ def prepare_batch(
             info = cache.get(claim.name, claim.namespace)
             if info is None:
                 raise _missing(claim)
-            info.reset_devices(plugin.driver_name)
+            if replace:
+                info.reset_devices(plugin.driver_name)
             for device in () if result is None else result.devices:
                 info.add_device(plugin.driver_name, stored_device(device))
     unfinished = len(claims) - len(reply)

@@ -55,6 +55,8 @@ from drasim.kubelet.objects import (
     container_view,
     pod_view,
 )
+from drasim.kubelet.profiles import KubeletVersion
+from drasim.kubelet.profiles import profile as version_profile
 from drasim.kubelet.resourceclaim import claim_name, is_for_pod, is_reserved_for_pod
 from drasim.kubelet.state import ClaimInfoState
 from drasim.metrics import Metrics
@@ -115,7 +117,10 @@ class Manager:
         metrics: Metrics | None = None,
         hooks: Callable[[str], None] | None = None,
         feature_gates: FeatureGates | None = None,
+        version: KubeletVersion | None = None,
     ) -> None:
+        #: The kubelet release whose manager behaviour applies (default: the newest profile).
+        self.version = version if version is not None else version_profile()
         self._claims = claims
         self._drivers = drivers
         self._clock = clock
@@ -318,7 +323,7 @@ class Manager:
         batches, sent = self._add_pod_references(pod, validated)
         self._hook("prepare:after-pod-reference-checkpoint")
         for plugin, claims in batches:
-            prepare_batch(self.cache, plugin, claims, sent)
+            prepare_batch(self.cache, plugin, claims, sent, replace=self.version.device_merge == "replace")
             self._hook("prepare:after-batch")
         self._hook("prepare:after-rpc")
         with self.cache.write_locked():
@@ -372,9 +377,14 @@ class Manager:
     # ----- unprepare ---------------------------------------------------------------------
 
     def _unprepare_for_pod(self, pod: PodView) -> None:
-        """Mirrors ``unprepareResourcesForPod``: claim names from the cache first (#139772)."""
-        with self.cache.read_locked():
-            names = self.cache.claim_names_for_pod(pod.uid)
+        """Mirrors ``unprepareResourcesForPod``: claim names from the cache first (#139772).
+
+        Kubelets before 1.37 derive the names from the pod only (``unprepare_names_from_cache``).
+        """
+        names: list[str] = []
+        if self.version.unprepare_names_from_cache:
+            with self.cache.read_locked():
+                names = self.cache.claim_names_for_pod(pod.uid)
         if not names:
             for pod_claim in pod.resource_claims:
                 name, _ = claim_name(pod, pod_claim)

@@ -1,6 +1,8 @@
-"""Protobuf <-> :mod:`drasim.values` for the DRA plugin API (v1 and v1beta1).
+"""Protobuf <-> :mod:`drasim.values` for the DRA plugin API (v1, v1beta1 and v1alpha4).
 
-v1beta1 messages are v1 without ``Device.share_id``; the kubelet wraps a v1beta1
+v1beta1 and v1alpha4 messages are v1 without ``Device.share_id``; v1alpha4 (kubelets
+1.31-1.33) is advertised as ``v1alpha3.NodeService`` and served as ``/v1alpha3.Node``.
+The kubelet wraps a v1beta1
 client so that the rest of it sees v1 types (upstream ``V1Beta1ClientWrapper``).
 Here the same happens by converting both versions into the same plain values.
 
@@ -15,26 +17,36 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from drasim._proto.dra.v1 import api_pb2 as v1
+from drasim._proto.dra.v1alpha4 import api_pb2 as v1alpha4
 from drasim._proto.dra.v1beta1 import api_pb2 as v1beta1
 from drasim.values import ClaimRef, Device, PrepareResult, UnprepareResult
 
 V1_SERVICE = "v1.DRAPlugin"
 V1BETA1_SERVICE = "v1beta1.DRAPlugin"
+#: How plugins advertised v1alpha4 (upstream ``v1alpha4.NodeService``, a historical misnomer).
+V1ALPHA4_SERVICE = "v1alpha3.NodeService"
 
 #: proto package of each DRA service name a plugin may advertise.
 SERVICE_PACKAGES = {
     V1_SERVICE: "k8s.io.kubelet.pkg.apis.dra.v1",
     V1BETA1_SERVICE: "k8s.io.kubelet.pkg.apis.dra.v1beta1",
+    V1ALPHA4_SERVICE: "v1alpha3",
+}
+#: gRPC service path of each advertised name.
+SERVICE_PATHS = {
+    V1_SERVICE: "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin",
+    V1BETA1_SERVICE: "/k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin",
+    V1ALPHA4_SERVICE: "/v1alpha3.Node",
 }
 
 
 def method_path(service: str, method: str) -> str:
     """Full gRPC method path, e.g. ``/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources``."""
-    return f"/{SERVICE_PACKAGES[service]}.DRAPlugin/{method}"
+    return f"{SERVICE_PATHS[service]}/{method}"
 
 
 def _module(service: str) -> Any:
-    return v1 if service == V1_SERVICE else v1beta1
+    return {V1_SERVICE: v1, V1ALPHA4_SERVICE: v1alpha4}.get(service, v1beta1)
 
 
 def prepare_request(service: str, claims: Sequence[ClaimRef]) -> bytes:

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from types import TracebackType
 
 from drasim.interfaces import Clock, NullRecorder, Recorder
+from drasim.kubelet.profiles import KubeletVersion
 from drasim.metrics import Metrics
 from drasim.plugins.client import DEFAULT_CALL_TIMEOUT
 from drasim.plugins.health import HEALTH_RETRY_PERIOD, HealthCallback, HealthEndedCallback
@@ -61,6 +62,7 @@ class PluginHost:
         use_inotify: bool = True,
         poll_interval: float = 0.05,
         reconcile_period: float = RECONCILE_PERIOD,
+        version: KubeletVersion | None = None,
     ) -> None:
         self.registry_dir = os.fspath(registry_dir)
         recorder = recorder if recorder is not None else NullRecorder()
@@ -78,6 +80,7 @@ class PluginHost:
             health_callback=health_callback,
             health_retry_period=health_retry_period,
             health_ended_callback=health_ended_callback,
+            version=version,
         )
         self.reconciler = Reconciler(
             {DRA_PLUGIN_TYPE: self.manager}, clock=clock, recorder=recorder, period=reconcile_period

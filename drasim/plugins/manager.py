@@ -23,6 +23,8 @@ from typing import Protocol
 
 from drasim.errors import DrasimError, DriverNotRegisteredError
 from drasim.interfaces import Clock, DriverClient, NullRecorder, Recorder
+from drasim.kubelet.profiles import KubeletVersion
+from drasim.kubelet.profiles import profile as version_profile
 from drasim.metrics import Metrics
 from drasim.plugins.client import DEFAULT_CALL_TIMEOUT, GrpcDriverClient
 from drasim.plugins.conversion import V1_SERVICE, V1BETA1_SERVICE
@@ -132,7 +134,10 @@ class DRAPluginManager:
         health_retry_period: float = HEALTH_RETRY_PERIOD,
         client_factory: ClientFactory | None = None,
         health_ended_callback: HealthEndedCallback | None = None,
+        version: KubeletVersion | None = None,
     ) -> None:
+        #: The kubelet version whose registration, health and wiping rules apply (default: newest).
+        self.version = version if version is not None else version_profile()
         self.services = tuple(services)
         self.call_timeout = call_timeout
         self.node_name = node_name
@@ -175,10 +180,22 @@ class DRAPluginManager:
 
     def _choose(self, name: str, endpoint: str, versions: Sequence[str]) -> str:
         try:
-            return validate_supported_services(versions, self.services)
-        except PluginRegistrationError as exc:
+            if self.version.service_choice == "plugin-order":
+                return validate_supported_services(versions, self.services)
+            return self.version.choose_service(versions, allowed=self.services)
+        except (PluginRegistrationError, ValueError) as exc:
             msg = f"invalid supported gRPC versions of DRA driver plugin {name} at endpoint {endpoint}: {exc}"
             raise PluginRegistrationError(msg) from None
+
+    def _health_service(self, versions: Sequence[str]) -> str:
+        """The health service to stream from, by this kubelet version's rules ("" for none)."""
+        offered = self.version.health_services
+        if not offered:
+            return ""
+        if not self.version.health_needs_advertisement:
+            return offered[0]  # 1.34-1.36 open v1alpha1 whatever the plugin advertised
+        picked = pick_health_service(versions)
+        return picked if picked in offered else ""
 
     def validate_plugin(self, name: str, endpoint: str, versions: Sequence[str]) -> None:
         """Upstream ``ValidatePlugin``: raises :class:`PluginRegistrationError`."""
@@ -199,7 +216,7 @@ class DRAPluginManager:
                 raise PluginRegistrationError(msg)
         client = self._factory(name, endpoint, service, timeout, lambda _c: self._connection_changed(name))
         instance = _Instance(client, service)
-        health_service = pick_health_service(versions)
+        health_service = self._health_service(versions)
         channel = getattr(client, "channel", None)
         if self._health_callback is not None and health_service and channel is not None:
             instance.health = HealthStream(
@@ -311,6 +328,9 @@ class DRAPluginManager:
     # ---- slice wiping ----
 
     def _usable(self, name: str) -> bool:
+        if self.version.slice_wiping != "after-last-disconnect":
+            # Before 1.34 there was no connection tracking: a registered instance is enough.
+            return bool(self._store.get(name))
         return any(i.client.connected for i in self._store.get(name, []))
 
     def _sync(self, name: str) -> None:
@@ -332,11 +352,13 @@ class DRAPluginManager:
             return  # already queued (or done): the original deadline still applies
         wipe = _Wipe()
         self._wipes[name] = wipe
+        # 1.31 wiped at once on deregistration; later kubelets wait wipingDelay.
+        delay = 0.0 if self.version.slice_wiping == "on-deregistration" else self._wiping_delay
         wipe.handle = self._scheduler.call_later(
-            self._clock.scaled(self._wiping_delay), lambda: self._run_wipe(name, wipe, 0)
+            self._clock.scaled(delay), lambda: self._run_wipe(name, wipe, 0)
         )
         self._recorder.record(
-            "kubelet", operation="wipe-scheduled", driver=name, node=self.node_name, delay=self._wiping_delay
+            "kubelet", operation="wipe-scheduled", driver=name, node=self.node_name, delay=delay
         )
 
     def _run_wipe(self, driver: str | None, wipe: _Wipe, attempt: int) -> None:

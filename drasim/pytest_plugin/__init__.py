@@ -24,6 +24,7 @@ from drasim.pytest_plugin.fixtures import (
     drasim_api_server,
     drasim_factory,
     drasim_journal,
+    drasim_kubelet_version,
     drasim_node,
     drasim_plugin,
     drasim_run,
@@ -41,6 +42,7 @@ __all__ = [
     "drasim_api_server",
     "drasim_factory",
     "drasim_journal",
+    "drasim_kubelet_version",
     "drasim_node",
     "drasim_plugin",
     "drasim_run",
@@ -85,6 +87,15 @@ def _add_suite_args(config: pytest.Config, dirs: tuple[Path, ...]) -> None:
         return
     present = {str(Path(a.split("::")[0]).resolve()) for a in config.args}
     config.args.extend(d for d in wanted if d not in present)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """With several ``--drasim-kubelet-version`` values, Python tests run once per version."""
+    versions = settings_of(metafunc.config).kubelet_versions
+    if len(versions) > 1 and "drasim_kubelet_version" in metafunc.fixturenames:
+        metafunc.parametrize(
+            "drasim_kubelet_version", versions, indirect=True, ids=[f"kubelet-{v}" for v in versions]
+        )
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

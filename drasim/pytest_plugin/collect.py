@@ -5,7 +5,9 @@ to ``drasim_root``; a glob without ``/`` matches the file name at any depth) or 
 in the directory of the ``--drasim-suite``. Documents of other kinds in the same
 file (manifests kept next to a scenario) are ignored, not reported. Items are named
 after the scenario (``file.yaml::scenario-name``), point at the document's line, and
-carry a ``drasim_requires`` marker with the capabilities the scenario needs.
+carry a ``drasim_requires`` marker with the capabilities the scenario needs. With
+``--drasim-kubelet-version`` each scenario gives one item per version
+(``file.yaml::scenario-name[kubelet-1.34]``).
 """
 
 from __future__ import annotations
@@ -134,9 +136,15 @@ class ScenarioFile(pytest.File):
         return list(self._items(scenarios))
 
     def _items(self, scenarios: list[Scenario]) -> Iterator[ScenarioItem]:
+        from drasim.runner.versions import matrix_name
+
+        versions = settings_of(self.config).kubelet_versions
         for scenario in scenarios:
-            item = ScenarioItem.from_parent(self, name=scenario.name, scenario=scenario)
-            yield item
+            if not versions:
+                yield ScenarioItem.from_parent(self, name=scenario.name, scenario=scenario)
+            for version in versions:
+                name = matrix_name(scenario.name, version)
+                yield ScenarioItem.from_parent(self, name=name, scenario=scenario, kubelet_version=version)
 
 
 class ScenarioFailedError(Exception):
@@ -150,9 +158,10 @@ class ScenarioFailedError(Exception):
 class ScenarioItem(pytest.Item):
     """One scenario, run in a fresh simulated node by :func:`drasim.runner.run.run_scenario`."""
 
-    def __init__(self, *, scenario: Scenario, **kwargs: Any) -> None:
+    def __init__(self, *, scenario: Scenario, kubelet_version: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.scenario = scenario
+        self.kubelet_version = kubelet_version
         self.result: ScenarioResult | None = None
         self._attached: ScenarioResult | None = None
         requirements = scenario_requirements(scenario)
@@ -166,7 +175,7 @@ class ScenarioItem(pytest.Item):
         from drasim.runner.run import run_scenario
 
         settings = settings_of(self.config)
-        result = run_scenario(settings.prepare(self.scenario), settings.run_options())
+        result = run_scenario(settings.prepare(self.scenario), settings.run_options(self.kubelet_version))
         self.record(result)
         self.add_output_sections(result)
         if result.status == "skipped":

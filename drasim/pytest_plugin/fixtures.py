@@ -33,10 +33,24 @@ def drasim_settings(pytestconfig: pytest.Config) -> Settings:
     return settings_of(pytestconfig)
 
 
-@pytest.fixture(scope="session")
-def drasim_run_options(drasim_settings: Settings) -> RunOptions:
-    """Runner options derived from the command line and ini."""
-    return drasim_settings.run_options()
+@pytest.fixture
+def drasim_kubelet_version(request: pytest.FixtureRequest, drasim_settings: Settings) -> str | None:
+    """The kubelet version this test runs as (``None``: the newest).
+
+    With ``--drasim-kubelet-version 1.33,1.37`` every test that uses ``drasim_node``,
+    ``drasim_run`` or this fixture runs once per version (ids ``[kubelet-1.33]``, ...).
+    """
+    param = getattr(request, "param", None)
+    if isinstance(param, str):
+        return param
+    versions = drasim_settings.kubelet_versions
+    return versions[0] if len(versions) == 1 else None
+
+
+@pytest.fixture
+def drasim_run_options(drasim_settings: Settings, drasim_kubelet_version: str | None) -> RunOptions:
+    """Runner options derived from the command line and ini (for this test's kubelet version)."""
+    return drasim_settings.run_options(drasim_kubelet_version)
 
 
 @pytest.fixture
@@ -52,18 +66,22 @@ def drasim_scenario(drasim_settings: Settings) -> Callable[..., Scenario]:
 
 
 @pytest.fixture
-def drasim_run(drasim_settings: Settings) -> Callable[[Scenario], ScenarioResult]:
+def drasim_run(
+    drasim_settings: Settings, drasim_run_options: RunOptions
+) -> Callable[[Scenario], ScenarioResult]:
     """``run(scenario) -> ScenarioResult``: a whole scenario in a fresh node, as ``drasim run`` does."""
     from drasim.runner.run import run_scenario
 
     def run(scenario: Scenario) -> ScenarioResult:
-        return run_scenario(drasim_settings.prepare(scenario), drasim_settings.run_options())
+        return run_scenario(drasim_settings.prepare(scenario), drasim_run_options)
 
     return run
 
 
 @pytest.fixture
-def drasim_node(request: pytest.FixtureRequest, drasim_settings: Settings) -> Iterator[DrasimNode]:
+def drasim_node(
+    request: pytest.FixtureRequest, drasim_settings: Settings, drasim_run_options: RunOptions
+) -> Iterator[DrasimNode]:
     """A running node (fake ``gpu.example.com`` by default); torn down after the test."""
     kwargs: dict[str, Any] = {}
     for mark in reversed(list(request.node.iter_markers("drasim_node"))):
@@ -79,7 +97,7 @@ def drasim_node(request: pytest.FixtureRequest, drasim_settings: Settings) -> It
 
     name = "py-" + "".join(ch if ch.isalnum() else "-" for ch in request.node.name.lower())[:50].strip("-")
     scenario = drasim_settings.prepare(build_scenario(name, **kwargs))
-    node = DrasimNode(scenario, drasim_settings.run_options())
+    node = DrasimNode(scenario, drasim_run_options)
     node.start()
     try:
         yield node

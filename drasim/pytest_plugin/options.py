@@ -46,6 +46,12 @@ def add_options(parser: pytest.Parser) -> None:
         help=f"emulated kubelet profile: {', '.join(NAMED_PROFILES)}, or a YAML file of spec.kubelet keys",
     )
     group.addoption(
+        "--drasim-kubelet-version",
+        metavar="V",
+        help="emulate this kubelet release: 1.34, a list 1.31,1.33,1.35 or all "
+        "(one test per scenario and version: scenario[kubelet-1.34])",
+    )
+    group.addoption(
         "--drasim-suite",
         metavar="NAME",
         help=f"collect a built-in scenario suite ({', '.join(SUITES)})",
@@ -89,6 +95,9 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("drasim_driver_name", "DRA driver name of drasim_driver_cmd", default="")
     parser.addini("drasim_kubelet_profile", "emulated kubelet profile (name or YAML file)", default="")
     parser.addini("drasim_suite", "built-in scenario suite to collect", default="")
+    parser.addini(
+        "drasim_kubelet_version", "kubelet version(s) to emulate (see --drasim-kubelet-version)", default=""
+    )
     parser.addini("drasim_report_dir", "directory for drasim's JUnit/JSON/HTML reports", default="")
     parser.addini("drasim_time_scale", "real seconds per kubelet second", default="")
     parser.addini("drasim_scenario_timeout", "real seconds each scenario may run (0 = no limit)", default="")
@@ -122,6 +131,7 @@ class Settings:
     keep_workspace: bool = False
     fsync: bool = False
     workspace_dir: Path | None = None
+    kubelet_versions: tuple[str, ...] = ()
 
     @property
     def capabilities(self) -> frozenset[str]:
@@ -135,11 +145,12 @@ class Settings:
         """``the fake plugin`` or ``driver 'cmd...'`` for skip reasons."""
         return "real driver" if self.driver_cmd else "the fake plugin"
 
-    def run_options(self) -> RunOptions:
-        """Runner options for every scenario."""
+    def run_options(self, kubelet_version: str | None = None) -> RunOptions:
+        """Runner options for every scenario (for one kubelet version of the matrix)."""
         from drasim.runner.world import RunOptions
 
         return RunOptions(
+            kubelet_version=kubelet_version,
             time_scale=self.time_scale,
             driver_cmd=self.driver_cmd,
             driver_name=self.driver_name,
@@ -181,6 +192,7 @@ def resolve(config: pytest.Config) -> Settings:
             profile = load_profile(profile_value, profile_base)
         except ConfigError as err:
             raise pytest.UsageError(f"--drasim-kubelet-profile: {err}") from None
+    kubelet_versions = _kubelet_versions(_value(config, "drasim_kubelet_version")[0])
     suite, _ = _value(config, "drasim_suite")
     suite_dirs: tuple[Path, ...] = ()
     if suite is not None:
@@ -235,7 +247,19 @@ def resolve(config: pytest.Config) -> Settings:
         keep_workspace=bool(config.getoption("drasim_keep_workspace")),
         fsync=bool(config.getoption("drasim_fsync")),
         workspace_dir=_workspace_dir(config.getoption("drasim_workspace_dir")),
+        kubelet_versions=kubelet_versions,
     )
+
+
+def _kubelet_versions(value: str | None) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    from drasim.kubelet.profiles import VersionError, parse_version_list
+
+    try:
+        return parse_version_list(value)
+    except VersionError as err:
+        raise pytest.UsageError(f"--drasim-kubelet-version: {err}") from None
 
 
 def _workspace_dir(value: str | None) -> Path | None:

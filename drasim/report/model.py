@@ -158,6 +158,8 @@ class ScenarioResult:
     stdout: str = ""
     stderr: str = ""
     artifacts: dict[str, str] = field(default_factory=dict)
+    kubelet_version: str = ""
+    """The kubelet version the scenario ran as (``"1.34"``; empty in reports of older drasim)."""
 
     @classmethod
     def of(cls, scenario: Scenario, status: Status, *, skip_reason: str = "") -> ScenarioResult:
@@ -209,6 +211,7 @@ class ScenarioResult:
             "stdout": self.stdout,
             "stderr": self.stderr,
             "artifacts": dict(self.artifacts),
+            "kubeletVersion": self.kubelet_version,
         }
 
     @classmethod
@@ -229,6 +232,7 @@ class ScenarioResult:
             stdout=str(data.get("stdout", "")),
             stderr=str(data.get("stderr", "")),
             artifacts={str(k): str(v) for k, v in (data.get("artifacts") or {}).items()},
+            kubelet_version=str(data.get("kubeletVersion", "")),
         )
 
 

@@ -320,6 +320,8 @@ def start_kubelet(world: World, args: S.StartKubelet, ctx: StepContext) -> None:
     """Start a kubelet from the checkpoint and sync pods."""
     if world.kubelet is not None:
         raise StepFailure("startKubelet: the kubelet is already running")
+    if args.version:
+        world.set_version(args.version)
     _start_kubelet(world, args.expect_error, running_too=world.profile.re_prepare_after_restart == "allPods")
 
 
@@ -345,6 +347,8 @@ def restart_kubelet(world: World, args: S.RestartKubelet, ctx: StepContext) -> N
         world.journal.record("kubelet", operation="crash", point=args.crash_at, error=None)
     world.stop_kubelet()
     podworker.advance(world, args.downtime)
+    if args.version:
+        world.set_version(args.version)
     if args.stay_down:
         return
     _start_kubelet(world, args.expect_error, running_too=world.profile.re_prepare_after_restart == "allPods")
@@ -480,8 +484,11 @@ def set_device_health(world: World, args: S.SetDeviceHealth, ctx: StepContext) -
     key = (handle.name, pool, args.device)
     want = {
         "health": args.health,
-        "message": truncate_health_message(args.message),
-        "timeout": health_check_timeout(args.timeout_seconds),
+        # What this kubelet version keeps: messages since 1.36, per-device timeouts since 1.35.
+        "message": truncate_health_message(args.message) if world.version.health_message else "",
+        "timeout": health_check_timeout(
+            args.timeout_seconds if world.version.per_device_health_timeout else 0
+        ),
     }
     with world.health_changed:
         before = world.health.get(key)

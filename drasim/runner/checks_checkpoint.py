@@ -24,14 +24,20 @@ if TYPE_CHECKING:
 
 def read_checkpoint(world: World) -> tuple[list[ClaimInfoState] | None, str]:
     """The file's entries, or ``None`` and why it is not valid."""
+    entries, problem, _ = _read(world)
+    return entries, problem
+
+
+def _read(world: World) -> tuple[list[ClaimInfoState] | None, str, bool | None]:
+    """Entries, why they are missing, and whether devices carry the ShareID key (None: no devices)."""
     path = world.workspace.checkpoint_path
     try:
         decoded = FileCheckpointStore(path).load()
     except CheckpointError as err:
-        return None, str(err)
+        return None, str(err), None
     if decoded.format is CheckpointFormat.LEGACY:
-        return None, f"{path}: legacy checkpoint format ({decoded.variant}), which the kubelet refuses"
-    return list(decoded.entries), ""
+        return None, f"{path}: legacy checkpoint format ({decoded.variant}), which the kubelet refuses", None
+    return list(decoded.entries), "", decoded.share_id_written
 
 
 def device_data(device: Device) -> dict[str, Any]:
@@ -65,8 +71,8 @@ def pod_names(world: World, entry: ClaimInfoState) -> list[str]:
 
 
 def check_checkpoint(world: World, args: ExpectCheckpoint, ctx: StepContext) -> None:
-    """expectCheckpoint: validity, entry count, per-claim contents, absent claims."""
-    entries, problem = read_checkpoint(world)
+    """expectCheckpoint: validity, entry count, per-claim contents, absent claims, ShareID key."""
+    entries, problem, share_id_key = _read(world)
     path = world.workspace.checkpoint_path
     if not args.valid:
         if entries is not None:
@@ -103,6 +109,10 @@ def check_checkpoint(world: World, args: ExpectCheckpoint, ctx: StepContext) -> 
             problems.extend(found)
             expected.setdefault("claims", {})[key] = _want_data(want)
             actual.setdefault("claims", {})[key] = entry_data(world, entry)
+    if args.share_id_key is not None and share_id_key != args.share_id_key:
+        shown = "the file has no device" if share_id_key is None else f"ShareID key written: {share_id_key}"
+        problems.append(f"expected the ShareID key written: {args.share_id_key}; {shown}")
+        expected["shareIDKey"], actual["shareIDKey"] = args.share_id_key, share_id_key
     for ref in args.absent:
         key = claim_key(ref)
         if key in by_key:

@@ -166,7 +166,7 @@ def check_resource_slices(world: World, args: ExpectResourceSlices, ctx: StepCon
 def registration_state(world: World, driver: str) -> dict[str, Any]:
     """What the kubelet knows of a driver's instances now."""
     if world.kubelet is None:
-        return {"registered": False, "instances": 0, "connected": False, "service": None}
+        return {"registered": False, "instances": 0, "connected": False, "service": None, "healthService": ""}
     manager = world.kubelet.host.manager
     instances = list(manager.instances(driver))
     newest = instances[-1] if instances else None
@@ -175,16 +175,28 @@ def registration_state(world: World, driver: str) -> dict[str, Any]:
         "instances": len(instances),
         "connected": any(bool(i.connected) for i in instances),
         "service": None if newest is None else manager.service_of(driver, newest.endpoint),
+        "healthService": _health_service(manager, driver, newest),
     }
+
+
+def _health_service(manager: Any, driver: str, newest: Any) -> str:
+    """The service of the newest instance's health stream ("" when the kubelet opened none)."""
+    stream = None if newest is None else manager.health_stream(driver, newest.endpoint)
+    return "" if stream is None else str(stream.service)
 
 
 def check_registered(world: World, args: ExpectRegistered, ctx: StepContext) -> None:
     """expectRegistered: registered at all, instance count, chosen service, connection."""
     driver = args.driver or world.driver("").name
     expected: dict[str, Any] = {"registered": args.registered}
-    for name in ("service", "instances", "connected"):
+    for name, key in (
+        ("service", "service"),
+        ("instances", "instances"),
+        ("connected", "connected"),
+        ("health_service", "healthService"),
+    ):
         if getattr(args, name) is not None:
-            expected[name] = getattr(args, name)
+            expected[key] = getattr(args, name)
 
     def wrong() -> list[str]:
         state = registration_state(world, driver)

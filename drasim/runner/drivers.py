@@ -140,7 +140,7 @@ class FakeDriverHandle:
             {"faults": self._faults + list(extra.pop("faults", [])), "bugs": list(spec.bugs), **extra},
             where=f"driver {spec.name} behaviour",
         )
-        services = ["v1.DRAPlugin", "v1beta1.DRAPlugin"]
+        services = ["v1.DRAPlugin", "v1beta1.DRAPlugin", "v1alpha3.NodeService"]
         if spec.health:
             services.append("v1alpha1.DRAResourceHealth")
         advertise = list(spec.services) + (["v1alpha1.DRAResourceHealth"] if spec.health else [])

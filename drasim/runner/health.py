@@ -41,10 +41,12 @@ def absorb(world: World, driver: str, reports: tuple[Any, ...]) -> None:
         for report in reports:
             key = (driver, report.pool_name, report.device_name)
             reported.add(key)
+            version = world.version  # 1.35 added per-device timeouts, 1.36 messages
+            timeout = report.health_check_timeout_seconds if version.per_device_health_timeout else 0
             world.health[key] = {
                 "health": report.health,
-                "message": truncate_health_message(report.message),
-                "timeout": health_check_timeout(report.health_check_timeout_seconds),
+                "message": truncate_health_message(report.message) if version.health_message else "",
+                "timeout": health_check_timeout(timeout),
                 "last_updated": now,
             }
         for key, entry in world.health.items():

@@ -111,6 +111,8 @@ def reproduce_command(scenario: Scenario, options: RunOptions) -> str:
         words.append("--fsync")
     if options.time_scale is not None:
         words += ["--time-scale", repr(options.time_scale)]
+    if options.kubelet_version:
+        words += ["--kubelet-version", options.kubelet_version]
     if options.scenario_timeout != DEFAULT_SCENARIO_TIMEOUT:
         words += ["--scenario-timeout", f"{options.scenario_timeout or 0:g}"]
     return shlex.join(words)
@@ -145,6 +147,22 @@ def _failure(
     )
 
 
+def _skipped(result: ScenarioResult, scenario: Scenario, options: RunOptions) -> bool:
+    """Name the result after its kubelet version; mark it skipped (True) when it must not run."""
+    from drasim.runner.versions import matrix_name, resolve_version
+
+    result.kubelet_version, reason = resolve_version(scenario, options)
+    if options.kubelet_version:
+        result.name = matrix_name(scenario.name, result.kubelet_version)
+    if not reason and options.driver_cmd:
+        from drasim.conformance import real_driver_skip_reason
+
+        reason = real_driver_skip_reason(scenario, options.capabilities)
+    if reason:
+        result.status, result.skip_reason = "skipped", reason
+    return bool(reason)
+
+
 @dataclass
 class _Progress:
     """Where a run is, for the report when its time limit stops it."""
@@ -164,20 +182,17 @@ def run_scenario(scenario: Scenario, options: RunOptions | None = None) -> Scena
     options = options or RunOptions()
     started = time.monotonic()
     result = ScenarioResult.of(scenario, "passed")
-    if options.driver_cmd:
-        from drasim.conformance import real_driver_skip_reason
-
-        reason = real_driver_skip_reason(scenario, options.capabilities)
-        if reason:
-            result.status, result.skip_reason = "skipped", reason
-            return result
+    if _skipped(result, scenario, options):
+        return result
     world = World(scenario, options)
     progress = _Progress()
     try:
         if options.scenario_timeout is None:
             _drive(world, scenario, options, result, progress)
         else:
+            named = result
             result = _drive_with_limit(world, scenario, options, progress, options.scenario_timeout)
+            result.name, result.kubelet_version = named.name, named.kubelet_version
     finally:
         _finish(world, result)
         result.duration = time.monotonic() - started
@@ -332,23 +347,29 @@ def run_scenarios(
     environment: RunEnvironment | None = None,
 ) -> RunReport:
     """Run many scenarios (``jobs`` at a time); results keep the input order."""
+    from drasim.runner.versions import matrix, matrix_name
+
     options = options or RunOptions()
     started = time.monotonic()
-    results: list[ScenarioResult | None] = [None] * len(scenarios)
+    runs = matrix(list(scenarios), options)
+    results: list[ScenarioResult | None] = [None] * len(runs)
     stop = threading.Event()
     lock = threading.Lock()
 
     def one(i: int) -> None:
-        scenario = scenarios[i]
+        scenario, run_options = runs[i]
+        version = run_options.kubelet_version
+        name = matrix_name(scenario.name, version) if version else scenario.name
         if stop.is_set():
             results[i] = ScenarioResult.of(
                 scenario, "skipped", skip_reason="--fail-fast: an earlier scenario failed"
             )
+            results[i].name = name  # type: ignore[union-attr]
         else:
             if reporter is not None:
                 with lock:
-                    reporter.scenario_started(scenario.name, f"{scenario.file}:{scenario.line}")
-            results[i] = run_scenario(scenario, options)
+                    reporter.scenario_started(name, f"{scenario.file}:{scenario.line}")
+            results[i] = run_scenario(scenario, run_options)
             if fail_fast and results[i] is not None and results[i].status in ("failed", "error"):  # type: ignore[union-attr]
                 stop.set()
         if reporter is not None:
@@ -357,12 +378,12 @@ def run_scenarios(
 
     run: Callable[[int], None] = one
     if jobs <= 1:
-        for i in range(len(scenarios)):
+        for i in range(len(runs)):
             run(i)
     else:
         pool = ThreadPoolExecutor(max_workers=jobs)
         try:
-            list(pool.map(run, range(len(scenarios))))
+            list(pool.map(run, range(len(runs))))
         except BaseException:
             # Interrupted (Ctrl-C, SIGTERM): start nothing new and do not wait for the
             # scenarios still running; the caller reaps their drivers and workspaces.

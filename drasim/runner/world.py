@@ -26,6 +26,8 @@ from drasim.clock import ScaledClock
 from drasim.errors import ApiError, ConfigError, DrasimError, KubeletError
 from drasim.journal import Journal
 from drasim.kubelet.manager import Manager
+from drasim.kubelet.profiles import KubeletVersion
+from drasim.kubelet.profiles import profile as version_profile
 from drasim.metrics import Metrics
 from drasim.plugins.host import PluginHost
 from drasim.plugins.registration import is_timeout
@@ -91,6 +93,10 @@ class RunOptions:
     """Switch these fake-plugin bugs on in every fake driver (to prove scenarios catch them)."""
     capabilities: tuple[str, ...] = ()
     """What a ``driver_cmd`` driver supports (e.g. ``health``); scenarios needing more are skipped."""
+    kubelet_version: str | None = None
+    """Run as this kubelet version (``"1.34"``); None: the newest one ``kubeletVersions`` allows."""
+    kubelet_versions: tuple[str, ...] = ()
+    """``run_scenarios`` runs every scenario once per version listed here (``--kubelet-version``)."""
     scenario_timeout: float | None = DEFAULT_SCENARIO_TIMEOUT
     """Real seconds one scenario may run (set-up and steps); then it is stopped and fails. None: no limit."""
     fsync: bool = False
@@ -139,6 +145,8 @@ class World:
     scheduling: threading.Lock = field(default_factory=threading.Lock, init=False)
     """Held while a pod is scheduled (claims allocated and reserved), as the scheduler is serial."""
     _driver_clients: dict[str, MemoryCluster] = field(default_factory=dict, init=False)
+    version: KubeletVersion = field(default_factory=version_profile, init=False)
+    """The kubelet version the next kubelet start uses (``restartKubelet: {version: ...}`` changes it)."""
     _http: Any = field(default=None, init=False)
     aborted: threading.Event = field(default_factory=threading.Event, init=False)
     """Set when the run is stopped from outside (time limit): waits end, nothing new starts."""
@@ -181,12 +189,17 @@ class World:
         self.workspace = create_workspace(self.options.workspace_dir, keep=self.options.keep_workspace)
         self.journal = Journal()
         self.metrics = Metrics()
-        versions = list(self.scenario.spec.api_server.resource_api_versions)
+        from drasim.runner.versions import resolve_version
+
+        self.version = version_profile(resolve_version(self.scenario, self.options)[0])
+        versions = self._served_resource_versions()
         self.store = ObjectStore(
             served={"resource.k8s.io": versions}, recorder=self.journal, sleep=self._latency
         )
         self.runner_api = MemoryCluster(self.store, client="runner")
-        self.kubelet_api = MemoryCluster(self.store, client="kubelet")
+        self.kubelet_api = MemoryCluster(
+            self.store, client="kubelet", claim_version=self.version.resource_api_version
+        )
         self.driver_api = MemoryCluster(self.store, client="driver")
         self._create_node()
         for spec in self._driver_specs():
@@ -198,6 +211,27 @@ class World:
         for handle in self.drivers.values():
             self.start_driver(handle, wait=False)
         self.start_kubelet()
+
+    def _served_resource_versions(self) -> list[str]:
+        """resource.k8s.io versions to serve: the scenario's, plus (when it kept the default) the
+        versions its kubelets read claims through, as a cluster of that release serves them."""
+        from drasim.scenario.schema import ApiServerSpec
+
+        versions: list[str] = list(self.scenario.spec.api_server.resource_api_versions)
+        if versions != ApiServerSpec().resource_api_versions:
+            return versions
+        needed = [self.version.resource_api_version]
+        needed += [version_profile(v).resource_api_version for v in _restart_versions(self.scenario)]
+        return versions + [v for v in dict.fromkeys(needed) if v not in versions]
+
+    def effective_services(self) -> list[str]:
+        """DRA services the kubelet offers: its version's, narrowed by a scenario's ``kubelet.services``."""
+        from drasim.scenario.common import DEFAULT_SERVICES
+
+        chosen = list(self.profile.services)
+        if chosen == list(DEFAULT_SERVICES):
+            return list(self.version.dra_services)
+        return [s for s in chosen if self.version.supports_service(s)]
 
     def _create_node(self) -> None:
         node = {
@@ -553,7 +587,8 @@ class World:
             clock=self._clock,
             recorder=self.journal,
             metrics=self.metrics,
-            services=list(self.profile.services),
+            services=self.effective_services(),
+            version=self.version,
             call_timeout=timers.call_timeout,
             slice_wiper=self,
             node_name=self.node,
@@ -570,7 +605,10 @@ class World:
             reconcile_period=1e9,
         )
         checkpoint = FileCheckpointStore(
-            self.workspace.checkpoint_path, recorder=self.journal, fsync=self.options.fsync
+            self.workspace.checkpoint_path,
+            recorder=self.journal,
+            fsync=self.options.fsync,
+            write_share_id=self.version.checkpoint_share_id,
         )
         try:
             manager = Manager(
@@ -581,12 +619,13 @@ class World:
                 recorder=self.journal,
                 metrics=self.metrics,
                 hooks=self._hook,
+                version=self.version,
             )
         except KubeletError as err:
             host.stop()
-            self.journal.record("kubelet", operation="start", error=str(err))
+            self.journal.record("kubelet", operation="start", error=str(err), version=self.version.version)
             raise
-        self.journal.record("kubelet", operation="start", error=None)
+        self.journal.record("kubelet", operation="start", error=None, version=self.version.version)
         self.health.clear()
         # The startup wipe of every ResourceSlice of this node is due at once.
         scheduler.advance(0.0)
@@ -609,6 +648,12 @@ class World:
             if handle.running or _exited_on_its_own(handle):
                 self.wait_registration_attempt(name)
         self._republish_slices()
+
+    def set_version(self, version: str) -> None:
+        """Use another kubelet version from the next start on (an upgrade or a downgrade)."""
+        previous, self.version = self.version.version, version_profile(version)
+        self.kubelet_api.claim_version = self.version.resource_api_version
+        self.journal.record("kubelet", operation="version", previous=previous, version=self.version.version)
 
     def _republish_slices(self) -> None:
         """Fake drivers' slice controllers notice the wipe and publish again."""
@@ -694,3 +739,22 @@ class World:
         if not self.options.keep_workspace:
             with contextlib.suppress(Exception):
                 self.workspace.remove()
+
+
+def _restart_versions(scenario: Scenario) -> list[str]:
+    """Every ``version`` of a restartKubelet/startKubelet step (also nested ones), in order."""
+    found: list[str] = []
+
+    def visit(step: Any) -> None:
+        args = getattr(step, "args", None)
+        version = getattr(args, "version", None)
+        if isinstance(version, str) and version:
+            found.append(version)
+        for name in ("during", "steps"):
+            nested = getattr(args, name, None)
+            for item in nested if isinstance(nested, list) else [nested] if nested is not None else []:
+                visit(item)
+
+    for step in scenario.spec.steps:
+        visit(step)
+    return found

@@ -73,10 +73,25 @@ class ScenarioChecker:
             self.check_driver_ref(claim, claim.driver, optional=True)
         if not spec.steps:
             self.fail(spec, "steps", "a scenario needs at least one step")
+        self.check_kubelet_versions()
         for step in spec.steps:
             self.check_step(step)
         self.check_values(spec)
         self.check_sizes()
+
+    def check_kubelet_versions(self) -> None:
+        """``kubeletVersions``: known versions and bounds that leave at least one version."""
+        from drasim.kubelet.profiles import VersionError, allowed_versions, check_constraint
+
+        spec = self.scenario.spec
+        for item in spec.kubelet_versions:
+            try:
+                check_constraint(item)
+            except VersionError as err:
+                self.fail(spec, "kubelet_versions", str(err))
+                return
+        if spec.kubelet_versions and not allowed_versions(spec.kubelet_versions):
+            self.fail(spec, "kubelet_versions", f"{spec.kubelet_versions} allows no kubelet version")
 
     def check_drivers(self) -> None:
         """Exactly one implementation per driver, unique names, valid placeholders."""

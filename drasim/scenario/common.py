@@ -47,7 +47,7 @@ GrpcCode = Literal[
 ]
 """gRPC status code names as in grpc.StatusCode (the Go names are their CamelCase forms)."""
 
-KubeletService = Literal["v1.DRAPlugin", "v1beta1.DRAPlugin"]
+KubeletService = Literal["v1.DRAPlugin", "v1beta1.DRAPlugin", "v1alpha3.NodeService"]
 """DRA gRPC services the emulated kubelet can speak, named as plugins advertise them."""
 
 Health = Literal["Healthy", "Unhealthy", "Unknown"]
@@ -117,8 +117,11 @@ CheckpointCorruption = Literal["checksum", "truncate", "invalidJson", "legacyFor
 ApiServerMode = Literal["auto", "memory", "http"]
 """How the API server is reached: in-process, over HTTP, or chosen by the runner (auto)."""
 
-ResourceApiVersion = Literal["v1", "v1beta2", "v1beta1"]
-"""resource.k8s.io versions the fake API server can serve."""
+ResourceApiVersion = Literal["v1", "v1beta2", "v1beta1", "v1alpha3"]
+"""resource.k8s.io versions the fake API server can serve (v1alpha3: what kubelet 1.31 reads)."""
+
+KubeletVersionName = Literal["1.31", "1.32", "1.33", "1.34", "1.35", "1.36", "1.37"]
+"""Kubelet versions drasim emulates (drasim.kubelet.profiles; docs/kubelet-versions.md)."""
 
 DEFAULT_SERVICES: tuple[KubeletService, ...] = ("v1.DRAPlugin", "v1beta1.DRAPlugin")
 

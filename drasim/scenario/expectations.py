@@ -190,6 +190,14 @@ class ExpectCheckpoint:
         metadata=doc("Entries that must be present, keyed by claim (namespace/name or name)."),
     )
     absent: list[str] = field(default_factory=list, metadata=doc("Claims that must not have an entry."))
+    share_id_key: bool | None = field(
+        default=None,
+        metadata=doc(
+            "true: devices are written with the ShareID key (kubelet 1.35+); false: without it "
+            "(1.31-1.34). The file must hold at least one device.",
+            yaml="shareIDKey",
+        ),
+    )
 
 
 @step("expectCdiDevices")
@@ -324,6 +332,14 @@ class ExpectRegistered:
         default=None, metadata=doc("Exact number of registered instances.", minimum=0, maximum=MAX_COUNT)
     )
     connected: bool | None = field(default=None, metadata=doc("Whether some instance is connected."))
+    health_service: str | None = field(
+        default=None,
+        metadata=doc(
+            "The health service the kubelet streams from for the newest instance "
+            "(v1.DRAResourceHealth, v1alpha1.DRAResourceHealth), or empty for none; depends on the "
+            "kubelet version (docs/kubelet-versions.md)."
+        ),
+    )
 
 
 @step("expectPod")

@@ -294,6 +294,13 @@ class ScenarioSpec:
             max_items=MAX_STEPS,
         )
     )
+    kubelet_versions: list[str] = field(
+        default_factory=list,
+        metadata=doc(
+            "Kubelet versions this scenario holds for: versions (1.34) or bounds (>=1.34, <1.36). "
+            "Empty: every version. Without --kubelet-version it runs as the newest allowed version."
+        ),
+    )
 
     def all_drivers(self) -> list[DriverSpec]:
         """``driver`` and ``drivers`` together, in order."""

@@ -21,6 +21,7 @@ from drasim.scenario.common import (
     CrashPoint,
     ErrorMatch,
     Health,
+    KubeletVersionName,
     PluginFault,
     doc,
 )
@@ -312,10 +313,14 @@ class StartKubelet:
     again. Errors of these syncs are journaled, not step failures (check with expectError).
     Pods gone from the API server are unprepared by reconcile passes; the first effective pass
     comes one ``reconcilePeriod`` after the start (upstream's immediate first pass finds the
-    pod sources not ready yet), or at a ``reconcile`` step.
+    pod sources not ready yet), or at a ``reconcile`` step. With ``version`` the new kubelet is
+    that release (a node upgrade or downgrade): it reads the checkpoint the previous one wrote.
     """
 
     expect_error: ErrorMatch | str | None = field(default=None, metadata=doc(_EXPECT_ERROR))
+    version: KubeletVersionName | None = field(
+        default=None, metadata=doc("Start this kubelet version (upgrade/downgrade); default: unchanged.")
+    )
 
 
 @step("restartKubelet")
@@ -340,6 +345,13 @@ class RestartKubelet:
     stay_down: bool = field(
         default=False,
         metadata=doc("Leave the kubelet stopped after the crash or stop; use startKubelet later."),
+    )
+    version: KubeletVersionName | None = field(
+        default=None,
+        metadata=doc(
+            "The restarted kubelet is this version (a node upgrade or downgrade); it reads the checkpoint "
+            "the previous kubelet wrote. Default: the same version."
+        ),
     )
     expect_error: ErrorMatch | str | None = field(
         default=None, metadata=doc("Matched against the kubelet start.")

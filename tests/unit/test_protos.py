@@ -48,6 +48,12 @@ def test_generated_modules_are_current(tmp_path: Path) -> None:
             {"NodePrepareResources", "NodeUnprepareResources"},
         ),
         (
+            # v1alpha4 (kubelets 1.31-1.33) kept the v1alpha3 proto package and the Node service.
+            "drasim._proto.dra.v1alpha4.api_pb2",
+            "v1alpha3.Node",
+            {"NodePrepareResources", "NodeUnprepareResources"},
+        ),
+        (
             "drasim._proto.pluginregistration.v1.api_pb2",
             "pluginregistration.Registration",
             {"GetInfo", "NotifyRegistrationStatus"},
@@ -87,6 +93,14 @@ def test_field_numbers_match_upstream() -> None:
     assert _fields(v1, "NodeUnprepareResourceResponse") == {"error": 1}
     beta = "drasim._proto.dra.v1beta1.api_pb2"
     assert "share_id" not in _fields(beta, "Device")
+    alpha4 = "drasim._proto.dra.v1alpha4.api_pb2"
+    assert _fields(alpha4, "Device") == {
+        "request_names": 1,
+        "pool_name": 2,
+        "device_name": 3,
+        "cdi_device_ids": 4,
+    }
+    assert _fields(alpha4, "Claim") == {"namespace": 1, "uid": 2, "name": 3}
     reg = "drasim._proto.pluginregistration.v1.api_pb2"
     assert _fields(reg, "PluginInfo") == {"type": 1, "name": 2, "endpoint": 3, "supported_versions": 4}
     assert _fields(reg, "RegistrationStatus") == {"plugin_registered": 1, "error": 2}

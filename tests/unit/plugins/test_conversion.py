@@ -119,3 +119,25 @@ def test_journal_forms() -> None:
     assert conversion.unprepare_json({"u1": UnprepareResult("e"), "u2": None}) == {
         "claims": {"u1": {"error": "e"}, "u2": None}
     }
+
+
+def test_v1alpha4_round_trip() -> None:
+    """v1alpha4 (advertised as v1alpha3.NodeService) is served as /v1alpha3.Node with v1beta1's messages."""
+    from drasim._proto.dra.v1alpha4 import api_pb2 as v1alpha4
+
+    service = conversion.V1ALPHA4_SERVICE
+    assert conversion.method_path(service, "NodePrepareResources") == "/v1alpha3.Node/NodePrepareResources"
+    request = v1alpha4.NodePrepareResourcesRequest.FromString(
+        conversion.prepare_request(service, [ClaimRef(namespace="ns", uid="u1", name="c")])
+    )
+    assert [(c.namespace, c.uid, c.name) for c in request.claims] == [("ns", "u1", "c")]
+    reply = v1alpha4.NodePrepareResourcesResponse(
+        claims={
+            "u1": v1alpha4.NodePrepareResourceResponse(
+                devices=[v1alpha4.Device(pool_name="p", device_name="d")]
+            )
+        }
+    )
+    (result,) = conversion.prepare_response(service, reply.SerializeToString()).values()
+    assert result is not None
+    assert result.devices == (Device(pool_name="p", device_name="d"),)

@@ -313,3 +313,78 @@ def test_wait_for_sees_registrations(manager: DRAPluginManager) -> None:
     assert not manager.wait_for(lambda: manager.drivers() == ["d"], 0.01)
     manager.register_plugin("d", "/a.sock", [V1])
     assert manager.wait_for(lambda: manager.drivers() == ["d"], 0.01)
+
+
+# ---- kubelet version profiles (drasim/kubelet/profiles.py) -----------------------------------
+
+
+def _versioned(version: str, scheduler: ManualScheduler, wiper: Wiper) -> DRAPluginManager:
+    from drasim.kubelet.profiles import profile
+
+    return DRAPluginManager(
+        clock=VirtualClock(),
+        node_name="worker",
+        slice_wiper=wiper,
+        scheduler=scheduler,
+        client_factory=FakeClient,
+        version=profile(version),
+        services=profile(version).dra_services,
+    )
+
+
+@pytest.mark.parametrize(
+    ("version", "advertised", "health"),
+    [
+        ("1.33", [V1B, "v1alpha1.DRAResourceHealth"], ""),  # no health streams before 1.34
+        ("1.34", [V1, V1B], "v1alpha1.DRAResourceHealth"),  # 1.34-1.36 open one for every plugin
+        ("1.36", [V1, "v1.DRAResourceHealth"], "v1alpha1.DRAResourceHealth"),
+        ("1.37", [V1, V1B], ""),  # 1.37: only when advertised
+        ("1.37", [V1, "v1alpha1.DRAResourceHealth", "v1.DRAResourceHealth"], "v1.DRAResourceHealth"),
+    ],
+)
+def test_health_service_by_version(
+    version: str, advertised: list[str], health: str, scheduler: ManualScheduler, wiper: Wiper
+) -> None:
+    manager = _versioned(version, scheduler, wiper)
+    assert manager._health_service(advertised) == health
+    manager.stop()
+
+
+def test_registration_choice_by_version(scheduler: ManualScheduler, wiper: Wiper) -> None:
+    old = _versioned("1.33", scheduler, wiper)
+    client = old.register_plugin("dra.example.com", "/a/dra.sock", [V1, V1B])
+    assert getattr(client, "service", None) == V1B
+    with pytest.raises(PluginRegistrationError, match="empty list of supported gRPC services"):
+        old.register_plugin("dra.example.com", "/b/dra.sock", [])
+    old.stop()
+    oldest = _versioned("1.31", ManualScheduler(), Wiper())
+    with pytest.raises(PluginRegistrationError, match="could not find a highest supported version"):
+        oldest.register_plugin("dra.example.com", "/a/dra.sock", [V1, V1B])
+    oldest.stop()
+
+
+def test_before_1_34_a_disconnected_but_registered_plugin_keeps_its_slices(
+    scheduler: ManualScheduler, wiper: Wiper
+) -> None:
+    manager = _versioned("1.33", scheduler, wiper)
+    client = manager.register_plugin("dra.example.com", "/a/dra.sock", [V1B])
+    assert isinstance(client, FakeClient)
+    client.set_connected(True)
+    client.set_connected(False)
+    scheduler.advance(60.0)
+    assert ("worker", "dra.example.com") not in wiper.calls
+    manager.deregister_plugin("dra.example.com", "/a/dra.sock")
+    scheduler.advance(29.0)
+    assert ("worker", "dra.example.com") not in wiper.calls
+    scheduler.advance(1.0)
+    assert ("worker", "dra.example.com") in wiper.calls
+    manager.stop()
+
+
+def test_kubelet_1_31_wipes_at_once_on_deregistration(scheduler: ManualScheduler, wiper: Wiper) -> None:
+    manager = _versioned("1.31", scheduler, wiper)
+    manager.register_plugin("dra.example.com", "/a/dra.sock", ["1.0.0"])
+    manager.deregister_plugin("dra.example.com", "/a/dra.sock")
+    scheduler.advance(0.0)
+    assert ("worker", "dra.example.com") in wiper.calls
+    manager.stop()

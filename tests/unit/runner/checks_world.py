@@ -16,6 +16,7 @@ from typing import Any
 from drasim.apiserver import MemoryCluster, ObjectStore
 from drasim.errors import KubeletError
 from drasim.journal import Journal
+from drasim.kubelet.profiles import KubeletVersion, profile
 from drasim.kubelet.state import ClaimInfoState
 from drasim.metrics import Metrics
 from drasim.runner.context import StepContext
@@ -72,6 +73,9 @@ class FakePluginManager:
     def service_of(self, driver: str, endpoint: str) -> str | None:
         return self.services.get((driver, endpoint))
 
+    def health_stream(self, driver: str, endpoint: str) -> Any:
+        return None
+
 
 @dataclass
 class FakeWorld:
@@ -88,6 +92,7 @@ class FakeWorld:
     kubelet: Any = None
     manager: FakeManager = field(default_factory=FakeManager)
     plugins: FakePluginManager = field(default_factory=FakePluginManager)
+    version: KubeletVersion = field(default_factory=profile)
 
     def __post_init__(self) -> None:
         self.workspace = SimpleNamespace(

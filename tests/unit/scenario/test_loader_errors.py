@@ -13,14 +13,14 @@ from drasim.scenario import load_paths, load_text
 def test_unknown_field_suggests_the_closest(steps_problems):
     assert steps_problems("- restartKubelet: {crashAtt: prepare:after-rpc}\n") == [
         "s.yaml:12:24: spec.steps[0].restartKubelet: unknown field 'crashAtt'. "
-        "Valid fields: crashAt, during, downtime, stayDown, expectError. Did you mean 'crashAt'?"
+        "Valid fields: crashAt, during, downtime, stayDown, version, expectError. Did you mean 'crashAt'?"
     ]
 
 
 def test_unknown_field_without_a_close_match_lists_valid_fields(steps_problems):
     assert steps_problems("- restartKubelet: {grace: 3}\n") == [
         "s.yaml:12:24: spec.steps[0].restartKubelet: unknown field 'grace'. "
-        "Valid fields: crashAt, during, downtime, stayDown, expectError."
+        "Valid fields: crashAt, during, downtime, stayDown, version, expectError."
     ]
 
 
