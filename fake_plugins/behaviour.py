@@ -104,8 +104,12 @@ class Fault:
     """Add an entry for this UID, which nobody asked for, to the reply."""
     delay: float = 0.0
     """Seconds to wait before answering."""
+    nil_entry: bool = False
+    """Answer the matching claims with an empty (nil) entry: no error, no devices."""
     hang: bool = False
-    """Block until the driver is stopped or its hung calls are released."""
+    """Block until the driver is stopped or its hung calls are released, or the caller gives up."""
+    block: bool = False
+    """Like ``hang``, but the caller giving up does not end it: once released, the call does its work."""
     crash: str = ""
     """``before`` (no side effects) or ``after`` (state written, no reply): the process dies mid-call."""
     times: int | None = None
@@ -206,7 +210,12 @@ class Behaviour:
 
 
 class FaultPlan:
-    """Counts how often each fault fired and picks the faults for a call (thread-safe)."""
+    """Counts how often each fault fired and picks the fault for a call (thread-safe).
+
+    Rules are checked in order; the first one that matches the call and applies to it
+    (past its ``skip``, ``times`` not used up) fires, and no later rule is consulted. A
+    rule counts a call towards its ``skip`` only when it was consulted for that call.
+    """
 
     def __init__(self, faults: Sequence[Fault]) -> None:
         self._faults = list(faults)
@@ -214,21 +223,27 @@ class FaultPlan:
         self._fired = [0] * len(self._faults)
         self._lock = threading.Lock()
 
+    def extend(self, faults: Sequence[Fault]) -> None:
+        """Append rules; the counters of the rules already there are kept (no re-arming)."""
+        with self._lock:
+            self._faults.extend(faults)
+            self._seen.extend(0 for _ in faults)
+            self._fired.extend(0 for _ in faults)
+
     def select(self, rpc: str, claims: Sequence[ClaimRef] = ()) -> list[Fault]:
-        """The faults that fire on this call; consumes one use of each."""
-        chosen: list[Fault] = []
+        """The fault that fires on this call (a list of at most one); consumes one use of it."""
         with self._lock:
             for i, fault in enumerate(self._faults):
                 if not fault.matches(rpc, claims):
                     continue
+                if fault.times is not None and self._fired[i] >= fault.times:
+                    continue
                 self._seen[i] += 1
                 if self._seen[i] <= fault.skip:
                     continue
-                if fault.times is not None and self._fired[i] >= fault.times:
-                    continue
                 self._fired[i] += 1
-                chosen.append(fault)
-        return chosen
+                return [fault]
+        return []
 
     def fired(self) -> list[int]:
         """How often each fault fired, in declaration order."""

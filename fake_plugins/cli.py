@@ -31,6 +31,17 @@ CRASH_EXIT_CODE = 86
 HANDLED_SIGNALS = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
 
 
+def _devices(text: str) -> int | list[str]:
+    """``--devices``: a count, or comma-separated names."""
+    text = text.strip()
+    if text.isdigit():
+        return int(text)
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"expected a count or device names, got {text!r}")
+    return names
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The fake driver's flags (shared by both entry points)."""
     parser.add_argument("--driver-name", default=None, help="DRA driver name (default gpu.example.com)")
@@ -49,7 +60,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--registration-socket", default=None, help="registration socket file name")
     parser.add_argument("--plugin-socket", default=None, help="DRA socket file name (default dra.sock)")
     parser.add_argument("--node-name", default=None, help="node name = pool name (default node-1)")
-    parser.add_argument("--devices", type=int, default=None, help="number of devices (default 4)")
+    parser.add_argument(
+        "--devices",
+        type=_devices,
+        default=None,
+        help="number of devices (default 4), or comma-separated device names (gpu-a,gpu-b)",
+    )
     parser.add_argument(
         "--kubeconfig", default=None, help="read claims (and publish slices) through this API server"
     )

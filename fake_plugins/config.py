@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,9 @@ from drasim.errors import ConfigError
 from drasim.scenario.limits import MAX_NODE_DEVICES
 from fake_plugins.behaviour import Behaviour
 from fake_plugins.decode import decode
+
+DEVICE_NAME = re.compile(r"^(?=.{1,63}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+"""A ResourceSlice device name: a DNS label."""
 
 DRA_V1 = "v1.DRAPlugin"
 DRA_V1BETA1 = "v1beta1.DRAPlugin"
@@ -49,8 +53,8 @@ class FakeDriverConfig:
     """Where the driver's own checkpoint lives; default ``plugin_dir``."""
     node_name: str = "node-1"
     """Node name: the pool name of the devices and the ResourceSlice nodeName."""
-    devices: int = 4
-    """Number of devices gpu-0 .. gpu-(N-1) (prefix = the first label of the driver name)."""
+    devices: int | list[str] = 4
+    """Number of devices gpu-0 .. gpu-(N-1) (prefix = the first label of the driver name), or their names."""
     services: list[str] = field(default_factory=lambda: list(DRA_SERVICES))
     """gRPC services to serve (and advertise)."""
     advertise: list[str] | None = None
@@ -82,7 +86,21 @@ class FakeDriverConfig:
         """Check values that the type alone does not."""
         if not self.driver_name:
             raise ConfigError(f"{where}.driverName: required")
-        if not 0 <= self.devices <= MAX_NODE_DEVICES:
+        if isinstance(self.devices, list):
+            for i, name in enumerate(self.devices):
+                if not isinstance(name, str) or not DEVICE_NAME.match(name):
+                    raise ConfigError(
+                        f"{where}.devices[{i}]: {name!r} is not a valid device name "
+                        "(a DNS label: at most 63 lowercase letters, digits and '-', starting and "
+                        "ending with a letter or digit)"
+                    )
+                if name in self.devices[:i]:
+                    raise ConfigError(f"{where}.devices[{i}]: device name {name!r} is given twice")
+            if len(self.devices) > MAX_NODE_DEVICES:
+                raise ConfigError(
+                    f"{where}.devices: at most {MAX_NODE_DEVICES} names, got {len(self.devices)}"
+                )
+        elif not 0 <= self.devices <= MAX_NODE_DEVICES:
             raise ConfigError(f"{where}.devices: must be 0 to {MAX_NODE_DEVICES}, got {self.devices}")
 
     @property
@@ -128,7 +146,9 @@ class FakeDriverConfig:
         return list(self.advertise if self.advertise is not None else self.services)
 
     def device_names(self) -> list[str]:
-        """``gpu-0`` .. ``gpu-(N-1)``."""
+        """``gpu-0`` .. ``gpu-(N-1)``, or the names given."""
+        if isinstance(self.devices, list):
+            return list(self.devices)
         return [f"{self.device_prefix}-{i}" for i in range(self.devices)]
 
 

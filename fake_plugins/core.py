@@ -251,8 +251,12 @@ def _shape_reply(
     faults: Sequence[Fault],
     empty: PrepareResult | UnprepareResult,
 ) -> None:
-    """Apply the ``omit`` and ``extraUid`` faults to a reply."""
+    """Apply the ``omit``, ``nilEntry`` and ``extraUid`` faults to a reply."""
     for fault in faults:
+        if fault.nil_entry:
+            for ref in claims:
+                if claim_matches(fault.claim, ref) and ref.uid in results:
+                    results[ref.uid] = empty  # type: ignore[assignment]
         if fault.omit:
             for ref in claims:
                 if claim_matches(fault.claim, ref):

@@ -59,8 +59,7 @@ def _value(tp: Any, raw: Any, path: str) -> Any:
         args = typing.get_args(tp)
         if raw is None and type(None) in args:
             return None
-        (inner,) = [a for a in args if a is not type(None)]
-        return _value(inner, raw, path)
+        return _value(_member(args, raw), raw, path)
     if origin is list:
         if not isinstance(raw, list):
             raise ConfigError(f"{path}: expected a list, got {_kind(raw)}")
@@ -74,6 +73,15 @@ def _value(tp: Any, raw: Any, path: str) -> Any:
     if dataclasses.is_dataclass(tp):
         return decode(typing.cast(type[Any], tp), raw, path)
     return _scalar(tp, raw, path)
+
+
+def _member(args: tuple[Any, ...], raw: Any) -> Any:
+    """The union member a value decodes as (``int | list[str]``: a list goes to the list)."""
+    members = [a for a in args if a is not type(None)]
+    lists = [a for a in members if typing.get_origin(a) is list]
+    if isinstance(raw, list) and lists:
+        return lists[0]
+    return ([a for a in members if typing.get_origin(a) is not list] or members)[0]
 
 
 def _scalar(tp: Any, raw: Any, path: str) -> Any:

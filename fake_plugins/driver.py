@@ -73,6 +73,9 @@ class _Effects:
         if any(f.hang for f in faults) and self.driver._wait_released(self.instance, context):
             # The caller gave up (deadline): a Go driver sees its context cancelled here.
             raise CallError("CANCELLED", "fake driver: the caller cancelled the hung call")
+        if any(f.block for f in faults):
+            # Held until released, whatever the caller does; then the call does its work.
+            self.driver._wait_released(self.instance, None)
         if self.instance.stop_event.is_set():
             raise CallError("UNAVAILABLE", "fake driver is stopping")
         if any(f.crash == "before" for f in faults):
@@ -350,6 +353,20 @@ class FakeDriver:
             instance.core.behaviour = behaviour
             instance.board.apply(behaviour.health)
 
+    def add_faults(self, faults: Sequence[Fault | dict[str, Any]]) -> None:
+        """Append fault rules; rules already there keep their counters (a used-up rule stays used up)."""
+        new = [f if isinstance(f, Fault) else Behaviour.from_dict({"faults": [f]}).faults[0] for f in faults]
+        Behaviour(faults=new).validate()
+        with self._lifecycle:
+            self.behaviour.faults.extend(new)
+            self._plan.extend(new)
+
+    def clear_faults(self) -> None:
+        """Remove every fault rule (bugs and health stay)."""
+        with self._lifecycle:
+            self.behaviour.faults.clear()
+            self._plan = FaultPlan([])
+
     def set_health(
         self, device: str, health: str, *, message: str = "", pool: str = "", timeout_seconds: int = 0
     ) -> None:
@@ -363,10 +380,15 @@ class FakeDriver:
             instance.board.apply([spec])
 
     def release_hangs(self) -> None:
-        """Let every call blocked by a ``hang`` fault continue."""
+        """Let every call held by a ``hang`` or ``block`` fault continue."""
         with self._release:
             self._release_generation += 1
             self._release.notify_all()
+
+    def held_calls(self) -> int:
+        """How many calls a ``hang`` or ``block`` fault holds right now."""
+        with self._release:
+            return self._hung
 
     def wait_hung(self, count: int = 1, timeout: float = 5.0) -> bool:
         """Wait until at least ``count`` calls are blocked by a ``hang`` fault."""

@@ -150,6 +150,8 @@ def _step_requirements(step: Step, first_driver: str) -> list[Requirement]:
     elif step.name == "setDeviceHealth" and targets_first(getattr(args, "driver", "")):
         found.append(Requirement(HEALTH, f"uses {where}"))
         found.append(Requirement(FAKE_PLUGIN, f"tells the driver a device's health ({where})"))
+    elif step.name == "unblock" and targets_first(getattr(args, "driver", "")):
+        found.append(Requirement(FAKE_PLUGIN, f"releases calls held by a block fault ({where})"))
     elif step.name == "expectHealth":
         found.append(Requirement(HEALTH, f"uses {where}"))
     elif step.name == "allocate" and getattr(args, "devices", None):

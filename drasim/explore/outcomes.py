@@ -217,8 +217,11 @@ class OutcomeChecks:
         if before is None or driver is None or driver.behaviour is not before.behaviour:
             return []  # rules were replaced during the step (their counters restarted)
         now = driver.fault_counts()
+        if len(now) < len(before.fired):
+            return []  # rules were cleared during the step (their counters restarted)
         found = []
-        for fault, then, count in zip(before.faults, before.fired, now, strict=True):
+        # Rules added during the step come after the old ones, whose counters are kept.
+        for fault, then, count in zip(before.faults, before.fired, now[: len(before.fired)], strict=True):
             fired = count - then
             if fired <= 0 or not fault.error or fault.rpc not in CLAIM_RPCS:
                 continue

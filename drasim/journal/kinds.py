@@ -20,6 +20,7 @@ KUBELET: Final = "kubelet"
 PLUGIN_PROCESS: Final = "plugin-process"
 FAULT: Final = "fault"
 MERGE_ERROR: Final = "merge-error"
+MARK: Final = "mark"
 
 KIND_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {
     STEP: ("index", "name", "text"),
@@ -31,6 +32,7 @@ KIND_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {
     PLUGIN_PROCESS: ("action", "driver", "pid", "returncode", "stdout_tail", "stderr_tail"),
     FAULT: ("where", "description", "spec"),
     MERGE_ERROR: ("source", "path", "line", "message"),
+    MARK: ("name", "slices"),
 }
 """The documented fields of each kind (others may be added; readers ignore unknown ones)."""
 
@@ -142,7 +144,13 @@ def _generic(e: Mapping[str, Any]) -> str:
     return " ".join(fields)
 
 
+def _mark(e: Mapping[str, Any]) -> str:
+    slices = e.get("slices")
+    return f"{e.get('name', '')} slices={len(slices) if isinstance(slices, list) else '?'}"
+
+
 _BODIES = {
+    MARK: _mark,
     STEP: _step,
     RPC: _rpc,
     API: _api,

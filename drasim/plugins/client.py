@@ -136,6 +136,7 @@ class GrpcDriverClient:
         self._connected = False
         self._closed = False
         self.channel = grpc.insecure_channel("unix:" + endpoint, options=channel_options(clock))
+        self._recorder.record("kubelet", operation="grpc-channel", driver=driver_name, endpoint=endpoint)
         self._callables: dict[str, grpc.UnaryUnaryMultiCallable[bytes, bytes]] = {}
         # Like upstream's conn.Connect(): start connecting now so availability is known early.
         self.channel.subscribe(self._on_state, try_to_connect=True)
@@ -165,6 +166,11 @@ class GrpcDriverClient:
             self._connected = connected
         if state == grpc.ChannelConnectivity.IDLE:
             self._request_connect()
+        if changed:
+            operation = "grpc-connected" if connected else "grpc-disconnected"
+            self._recorder.record(
+                "kubelet", operation=operation, driver=self._driver_name, endpoint=self._endpoint
+            )
         if changed and self._on_connected is not None:
             self._on_connected(connected)
 
@@ -201,7 +207,11 @@ class GrpcDriverClient:
             if self._closed:
                 return
             self._closed = True
-            self._connected = False
+            was_connected, self._connected = self._connected, False
+        if was_connected:  # closing ends the connection (upstream's stats handler sees ConnEnd)
+            self._recorder.record(
+                "kubelet", operation="grpc-disconnected", driver=self._driver_name, endpoint=self._endpoint
+            )
         with contextlib.suppress(ValueError):
             self.channel.unsubscribe(self._on_state)
         threading.Thread(

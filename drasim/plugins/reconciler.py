@@ -27,6 +27,10 @@ from drasim.plugins.timers import ExponentialBackoff
 RECONCILE_PERIOD = 1.0
 
 
+#: The longest real time the reconciler loop sleeps between passes.
+_MAX_WAIT = 60.0
+
+
 @dataclass
 class _Actual:
     generation: int
@@ -167,7 +171,9 @@ class Reconciler:
             retry = self._retries.get(path)
             if retry is not None and path not in self._actual and path not in self._busy:
                 wait = min(wait, max(retry.not_before - now, 0.001))
-        return wait
+        # A wait is re-evaluated on every notify; capping it keeps a huge or infinite period
+        # (a time scale far from 1, a paused clock) from overflowing the lock's timeout.
+        return wait if wait <= _MAX_WAIT else _MAX_WAIT
 
     def _reconcile_once(self) -> None:
         with self._lock:

@@ -17,6 +17,7 @@ from drasim.allocator import AllocationError, allocate
 from drasim.errors import ApiError, ConfigError, DrasimError, KubeletError
 from drasim.plugins.health import health_check_timeout, truncate_health_message
 from drasim.runner import podworker
+from drasim.runner.checks_node import list_slices, slice_identities
 from drasim.runner.context import StepContext, StepFailure
 from drasim.runner.pods import PodRecord, claim_from_template, containers_of, pod_claims, split_ref
 from drasim.runner.world import SimulatedCrash, World
@@ -260,31 +261,41 @@ def stop_pod(world: World, args: S.StopPod, ctx: StepContext) -> None:
 
 
 def delete_pod(world: World, args: S.DeletePod, ctx: StepContext) -> None:
-    """Graceful deletion: unprepare, then remove the pod."""
+    """Graceful deletion: unprepare, then remove the pod (it waits with a deletionTimestamp until then)."""
     rec = podworker.find_pod(world, args.pod)
     rec.remove_after_unprepare = True
+    error: str | None = None
     if world.kubelet is None:
-        # No kubelet sees the deletion: the restarted kubelet never syncs the pod again, only
-        # its reconcile loop notices the claims of a pod that is no longer active.
-        podworker.remove_from_api(world, rec)
+        # The pod waits in the API server; the next kubelet's pod worker terminates it at start.
+        if rec.phase in ("Pending", "Running"):
+            rec.phase = "Terminating"
         rec.retry_due = None
-        rec.phase = "Gone"
-        check_error(args.expect_error, None, f"deletePod {rec.key}")
-        return
-    if rec.phase in ("Succeeded", "Gone"):
+    elif rec.phase in ("Succeeded", "Gone"):
         podworker.finish_termination(world, rec)
-        check_error(args.expect_error, None, f"deletePod {rec.key}")
-        return
-    check_error(args.expect_error, podworker.unprepare(world, rec), f"deletePod {rec.key}")
+    else:
+        error = podworker.unprepare(world, rec)
+    if rec.phase != "Gone":
+        podworker.mark_deleted(world, rec)
+    check_error(args.expect_error, error, f"deletePod {rec.key}")
 
 
 def force_delete_pod(world: World, args: S.ForceDeletePod, ctx: StepContext) -> None:
-    """Remove the pod from the API at once; the kubelet's reconcile loop cleans up later."""
+    """Remove the pod from the API at once; a running kubelet's pod worker unprepares it now.
+
+    Upstream HandlePodRemoves → deletePod → pod worker → SyncTerminatingPod →
+    UnprepareDynamicResources. A stopped kubelet never learns of the pod: only reconcile finds it.
+    """
     rec = podworker.find_pod(world, args.pod)
     podworker.remove_from_api(world, rec)
-    rec.retry_due = None
-    rec.cdi.clear()
-    rec.phase = "Gone"
+    rec.remove_after_unprepare = True
+    error: str | None = None
+    if world.kubelet is None or rec.phase in ("Succeeded", "Gone"):
+        rec.retry_due = None
+        rec.cdi.clear()
+        rec.phase = "Gone"
+    else:
+        error = podworker.unprepare(world, rec)
+    check_error(args.expect_error, error, f"forceDeletePod {rec.key}")
 
 
 def reconcile(world: World, args: S.Reconcile, ctx: StepContext) -> None:
@@ -411,6 +422,35 @@ def clear_faults(world: World, args: S.ClearFaults, ctx: StepContext) -> None:
         world.store.faults.clear()
 
 
+UNBLOCK_WAIT = 10.0
+"""Real seconds ``unblock`` waits for each released call to finish at the plugin."""
+
+
+def unblock(world: World, args: S.Unblock, ctx: StepContext) -> None:
+    """Release the calls held by block/hang faults and wait until the plugin finished them."""
+    handle = world.driver(args.driver)
+    driver = getattr(handle, "driver", None)
+    if driver is None or not hasattr(driver, "held_calls"):
+        raise ConfigError(f"unblock: driver {handle.name} is a real driver process; it needs the fake plugin")
+    held = int(driver.held_calls())
+    if held == 0:
+        raise StepFailure(
+            f"unblock: no call of {handle.name} is held by a block or hang fault",
+            expected={"held": ">= 1"},
+            actual={"held": 0},
+        )
+    mark = world.journal.mark()
+    driver.release_hangs()
+    for _ in range(held):
+        event = world.journal.wait_for(UNBLOCK_WAIT, kind="rpc", since_seq=mark, side="plugin")
+        if event is None:
+            raise StepFailure(
+                f"unblock: a released call of {handle.name} did not finish within {UNBLOCK_WAIT:g}s"
+            )
+        mark = int(event["seq"])
+    world.journal.record("fault", where="plugin", driver=handle.name, description=f"unblocked {held} call(s)")
+
+
 # ----------------------------------------------------------------------------- node state
 _LEGACY_CHECKPOINT = (
     '{"version":"v1","entries":[{"DriverName":"test-driver.cdi.k8s.io","ClassName":"class-name",'
@@ -525,10 +565,13 @@ def set_device_health(world: World, args: S.SetDeviceHealth, ctx: StepContext) -
 
 
 def mark(world: World, args: S.Mark, ctx: StepContext) -> None:
-    """Name this point of the journal."""
+    """Name this point of the journal (and record the ResourceSlices there)."""
     if args.name in ctx.marks:
         raise ConfigError(f"mark: {args.name!r} is used twice")
     ctx.marks[args.name] = world.journal.mark()
+    # The ResourceSlices as they are now, for expectResourceSlices' unchangedSince.
+    slices = list_slices(world, "")
+    world.journal.record("mark", name=args.name, slices=slice_identities(slices))
 
 
 def parallel(world: World, args: S.Parallel, ctx: StepContext) -> None:
@@ -577,6 +620,7 @@ HANDLERS: dict[type, Handler] = {
     S.DeregisterPlugin: deregister_plugin,
     S.Fault: fault,
     S.ClearFaults: clear_faults,
+    S.Unblock: unblock,
     S.CorruptCheckpoint: corrupt_checkpoint,
     S.DeleteCheckpoint: delete_checkpoint,
     S.ClearCdiDir: clear_cdi_dir,

@@ -19,6 +19,7 @@ from drasim.runner.checks_checkpoint import check_checkpoint
 from drasim.runner.checks_errors import check_error, check_no_error
 from drasim.runner.checks_health import check_health
 from drasim.runner.checks_node import (
+    check_connections,
     check_metric,
     check_might_need_unprepare,
     check_pod,
@@ -45,6 +46,7 @@ CHECKS: dict[type, Check] = {
     ex.ExpectResourceSlices: check_resource_slices,
     ex.ExpectRegistered: check_registered,
     ex.ExpectPod: check_pod,
+    ex.ExpectConnections: check_connections,
     ex.ExpectHealth: check_health,
     ex.ExpectConsistentReplies: check_consistent_replies,
 }

@@ -141,19 +141,27 @@ def check_calls(world: World, args: ExpectCalls, ctx: StepContext) -> None:
     """expectCalls: exact per-method counts and/or the exact sequence of calls."""
     flt = CallFilter(ctx.since(args.since), args.driver, claim_key(args.claim) if args.claim else "")
     counts = args.counts()
-    late = [m for m, n in counts.items() if m in ASYNC_METHODS and len(_counted(world, m, flt)) < n]
+    least = {m: n if isinstance(n, int) else (n.at_least or 0) for m, n in counts.items()}
+    late = [m for m, n in least.items() if m in ASYNC_METHODS and len(_counted(world, m, flt)) < n]
     if late:
-        settle(world, lambda: all(len(_counted(world, m, flt)) >= counts[m] for m in late))
+        settle(world, lambda: all(len(_counted(world, m, flt)) >= least[m] for m in late))
     problems: list[str] = []
     expected: dict[str, Any] = {}
     actual: dict[str, Any] = {}
     nearby: dict[int, RpcCall] = {}
     for method, count in counts.items():
         calls = _counted(world, method, flt)
-        expected[method], actual[method] = count, len(calls)
-        if len(calls) != count:
+        expected[method] = count if isinstance(count, int) else count.describe()
+        actual[method] = len(calls)
+        ok = len(calls) == count if isinstance(count, int) else count.holds(len(calls))
+        if not ok:
+            wanted = (
+                plural(count, method + " call")
+                if isinstance(count, int)
+                else f"{count.describe()} {method} calls"
+            )
             problems.append(
-                f"expected {plural(count, method + ' call')}{_suffix(args, flt, ctx)}; found {len(calls)}"
+                f"expected {wanted}{_suffix(args, flt, ctx)}; found {len(calls)}"
                 + _blind_spot(world, method, flt)
             )
             nearby.update((c.seq, c) for c in calls_of(world, method, flt.since))

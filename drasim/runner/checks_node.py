@@ -13,6 +13,8 @@ from drasim.errors import ApiError
 from drasim.runner.checks_common import find_pod, plural, pod_key, settle
 from drasim.runner.context import StepContext, StepFailure
 from drasim.scenario.expectations import (
+    CallCount,
+    ExpectConnections,
     ExpectMetric,
     ExpectMightNeedUnprepare,
     ExpectPod,
@@ -51,19 +53,33 @@ def check_might_need_unprepare(world: World, args: ExpectMightNeedUnprepare, ctx
 
 
 def check_pod(world: World, args: ExpectPod, ctx: StepContext) -> None:
-    """expectPod: the pod's phase as the runner tracks it (a pod it forgot is Gone)."""
+    """expectPod: the phase as the runner tracks it (a forgotten pod is Gone) and the deletionTimestamp."""
     key = pod_key(args.pod)
     record = world.pods.get(key)
-    if record is None and args.phase == "Gone":
+    if record is None and args.phase in ("Gone", None) and not args.deleting:
         return
     record = find_pod(world, args.pod)
-    if record.phase != args.phase:
+    if args.phase is not None and record.phase != args.phase:
         raise StepFailure(
             f"expected pod {key} to be {args.phase}; it is {record.phase}",
             expected={"phase": args.phase},
             actual={"phase": record.phase},
             similar=world.journal.events("kubelet", pod=key)[-5:],
         )
+    if args.deleting is not None:
+        try:
+            obj = world.runner_api.get("v1", "Pod", record.name, record.namespace)
+        except ApiError:
+            obj = None
+        deleting = bool(obj and (obj.get("metadata") or {}).get("deletionTimestamp"))
+        if deleting != args.deleting:
+            state = "absent" if obj is None else ("deleting" if deleting else "not deleted")
+            raise StepFailure(
+                f"expected pod {key} {'to have' if args.deleting else 'not to have'} a deletionTimestamp "
+                f"in the API server; the Pod object is {state}",
+                expected={"deleting": args.deleting},
+                actual={"deleting": deleting, "inApi": obj is not None},
+            )
 
 
 # ------------------------------------------------------------------------ metrics
@@ -150,13 +166,90 @@ def check_resource_slices(world: World, args: ExpectResourceSlices, ctx: StepCon
     if args.devices is not None and devices != args.devices:
         problems.append(f"expected {plural(args.devices, 'device')} in the ResourceSlices of {whose}"
                         f"on node {node}; found {devices}")  # fmt: skip
+    if args.unchanged_since:
+        change = _slice_change(world, args.unchanged_since, slices, node, args.driver)
+        if change:
+            problems.append(f"expected the ResourceSlices of {whose}on node {node} to be the same objects "
+                            f"as at mark {args.unchanged_since!r}; {change}")  # fmt: skip
     if problems:
-        expected = {k: v for k, v in (("count", args.count), ("devices", args.devices)) if v is not None}
+        given = (("count", args.count), ("devices", args.devices), ("unchangedSince", args.unchanged_since))
+        expected = {k: v for k, v in given if v not in (None, "")}
         raise StepFailure(
             "; ".join(problems),
             expected=expected,
             actual={"count": len(slices), "devices": devices, "slices": names},
             similar=world.journal.events("api", resource="resourceslices")[-10:],
+        )
+
+
+def slice_identities(slices: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """What makes a ResourceSlice the same object: UID and resourceVersion (plus where it belongs)."""
+    out = []
+    for item in slices:
+        md, spec = item.get("metadata") or {}, item.get("spec") or {}
+        fields = {"uid": md.get("uid"), "name": md.get("name"), "resourceVersion": md.get("resourceVersion"),
+                  "driver": spec.get("driver"), "node": spec.get("nodeName")}  # fmt: skip
+        out.append({key: str(value or "") for key, value in fields.items()})
+    return out
+
+
+def _slice_change(world: World, mark: str, slices: list[dict[str, Any]], node: str, driver: str) -> str:
+    """How the node's (driver's) slices differ from those recorded by ``mark``; empty when identical."""
+    recorded = world.journal.events("mark", name=mark)
+    if not recorded:
+        raise StepFailure(f"expectResourceSlices: no mark {mark!r} was recorded before this step")
+    then = {s["uid"]: s for s in recorded[-1].get("slices") or []
+            if s.get("node") == node and (not driver or s.get("driver") == driver)}  # fmt: skip
+    now = {s["uid"]: s for s in slice_identities(slices)}
+    gone = sorted(then[u]["name"] for u in then.keys() - now.keys())
+    new = sorted(now[u]["name"] for u in now.keys() - then.keys())
+    written = sorted(now[u]["name"] for u in now.keys() & then.keys()
+                     if now[u]["resourceVersion"] != then[u]["resourceVersion"])  # fmt: skip
+    parts = [f"{what}: {', '.join(names)}" for what, names in
+             (("deleted or replaced", gone), ("new", new), ("updated", written)) if names]  # fmt: skip
+    return "; ".join(parts)
+
+
+_CONNECTION_WORDS = {
+    "grpc-channel": "channels",
+    "grpc-connected": "connects",
+    "grpc-disconnected": "disconnects",
+}
+
+
+def check_connections(world: World, args: ExpectConnections, ctx: StepContext) -> None:
+    """expectConnections: gRPC channels, connects and disconnects of the kubelet to a driver."""
+    since = ctx.since(args.since)
+
+    def count(operation: str) -> int:
+        events = world.journal.events("kubelet", since_seq=since, operation=operation)
+        return sum(1 for e in events if not args.driver or e.get("driver") == args.driver)
+
+    def low(n: int | CallCount) -> int:
+        return n if isinstance(n, int) else (n.at_least or 0)
+
+    wanted = args.counts()
+    settle(world, lambda: all(count(op) >= low(n) for op, n in wanted.items()))
+    expected: dict[str, Any] = {}
+    actual: dict[str, Any] = {}
+    problems = []
+    for op, n in wanted.items():
+        word, found = _CONNECTION_WORDS[op], count(op)
+        expected[word] = n if isinstance(n, int) else n.describe()
+        actual[word] = found
+        if (found != n) if isinstance(n, int) else not n.holds(found):
+            problems.append(f"expected {expected[word]} {word}, found {found}")
+    if problems:
+        whose = f" to {args.driver}" if args.driver else ""
+        raise StepFailure(
+            f"gRPC connections of the kubelet{whose}: " + "; ".join(problems),
+            expected=expected,
+            actual=actual,
+            similar=[
+                e
+                for e in world.journal.events("kubelet", since_seq=since)
+                if str(e.get("operation", "")).startswith("grpc-")
+            ][-10:],
         )
 
 

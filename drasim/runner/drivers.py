@@ -84,26 +84,23 @@ def _fake_fault(fault: PluginFault, time_scale: float) -> dict[str, Any]:
     rule: dict[str, Any] = {"rpc": fault.rpc}
     if fault.claim:
         rule["claim"] = fault.claim if "/" in fault.claim else f"default/{fault.claim}"
-    if fault.code:
-        rule["code"] = fault.code
-    if fault.message:
-        rule["message"] = fault.message
-    if fault.error:
-        rule["error"] = fault.error
-    if fault.missing_claim:
-        rule["omit"] = True
     if fault.unknown_uid:
         rule["extraUid"] = "00000000-0000-0000-0000-00000000dead"
     if fault.delay:
         rule["delay"] = fault.delay * time_scale
-    if fault.hang:
-        rule["hang"] = True
-    if fault.crash:
-        rule["crash"] = fault.crash
-    if fault.times:
-        rule["times"] = fault.times
-    if fault.after:
-        rule["skip"] = fault.after
+    same = {
+        "code": fault.code,
+        "message": fault.message,
+        "error": fault.error,
+        "omit": fault.missing_claim,
+        "nilEntry": fault.nil_entry,
+        "hang": fault.hang,
+        "block": fault.block,
+        "crash": fault.crash,
+        "times": fault.times,
+        "skip": fault.after,
+    }
+    rule.update((key, value) for key, value in same.items() if value)
     return rule
 
 
@@ -128,11 +125,7 @@ class FakeDriverHandle:
 
         spec = self.spec
         self.name = spec.name
-        if isinstance(spec.devices, int):
-            devices = spec.devices
-        else:
-            msg = f"driver {spec.name}: a list of device names is not supported by the fake plugin yet"
-            raise ConfigError(msg)
+        devices = spec.devices if isinstance(spec.devices, int) else list(spec.devices)
         for fault in spec.faults:
             self._faults.append(_fake_fault(fault, self.time_scale))
         extra = dict(spec.behaviour)
@@ -169,7 +162,6 @@ class FakeDriverHandle:
         self._driver = FakeDriver(
             config, claim_source=self.claim_source, recorder=self.recorder, publisher=self.publisher
         )
-        self._base_behaviour = behaviour
 
     @property
     def driver(self) -> Any:
@@ -194,38 +186,13 @@ class FakeDriverHandle:
         """Like SIGKILL: stale sockets stay."""
         self._driver.kill()
 
-    def _apply(self) -> None:
-        from fake_plugins import Behaviour
-
-        base = self._base_behaviour
-        self._driver.set_behaviour(
-            Behaviour.from_dict(
-                {
-                    "faults": list(self._faults),
-                    "bugs": list(base.bugs),
-                    "health": [
-                        {
-                            "device": h.device,
-                            "pool": h.pool,
-                            "health": h.health,
-                            "message": h.message,
-                            "timeoutSeconds": h.timeout_seconds,
-                        }
-                        for h in base.health
-                    ],
-                }
-            )
-        )
-
     def add_fault(self, fault: PluginFault, time_scale: float) -> None:
-        """Add a rule; the fake plugin applies rules in the order they were added."""
-        self._faults.append(_fake_fault(fault, time_scale))
-        self._apply()
+        """Add a rule after the others; rules already there keep their counters."""
+        self._driver.add_faults([_fake_fault(fault, time_scale)])
 
     def clear_faults(self) -> None:
         """Remove every rule."""
-        self._faults.clear()
-        self._apply()
+        self._driver.clear_faults()
         self._driver.release_hangs()
 
     def set_health(

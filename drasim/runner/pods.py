@@ -63,6 +63,8 @@ class PodRecord:
     """Pending, Running, Terminating, Succeeded or Gone."""
     remove_after_unprepare: bool = False
     """deletePod: remove the pod from the API server once unprepared."""
+    deletion_marked: bool = False
+    """The Pod object waits in the API server with a deletionTimestamp (graceful delete not finished)."""
     in_api: bool = True
     generated_claims: dict[str, str] = field(default_factory=dict)
     """pod claim name -> generated ResourceClaim name (templates)."""
@@ -78,12 +80,14 @@ class PodRecord:
 
     @property
     def active(self) -> bool:
-        """Whether the kubelet counts the pod as active: bound, not deleted, not terminated.
+        """Whether the kubelet counts the pod as active (upstream ``GetActivePods``).
 
-        A pod whose deletion was requested (Terminating) no longer counts, so a reconcile
-        pass unprepares its claims (upstream ``GetActivePods`` filters it out).
+        ``filterOutInactivePods`` (kubelet_pods.go) keeps every pod of the pod manager that the
+        pod worker has not finished: a pod being terminated (Terminating, its unprepare not yet
+        successful) still counts, so reconcile leaves it to the pod worker. Force-deleted pods
+        left the pod manager and finished (Succeeded) pods are inactive.
         """
-        return self.phase in ("Pending", "Running") and self.in_api
+        return self.phase in ("Pending", "Running", "Terminating") and self.in_api
 
     def claim_name(self, pod_claim: PodClaim) -> str | None:
         """The ResourceClaim name a pod claim resolves to."""

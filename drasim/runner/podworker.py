@@ -1,10 +1,13 @@
 """The kubelet's pod worker, as far as DRA is concerned, plus the nominal clock.
 
 ``prepare``/``unprepare`` call the emulated kubelet at the moments the real one
-does and move the pod through its phases; a failure leaves the pod Pending or
-Terminating with a retry due one ``retryPeriod`` later. ``advance`` moves the
-nominal clock and fires, in time order, reconcile passes, pod retries and the
-plugin layer's timers (slice wipes, registration retries, health re-opens).
+does and move the pod through its phases. A failed unprepare (SyncTerminatingPod
+returns the error) is retried after the pod worker's backoff (``backoffPeriod``,
+10 s); a failed prepare is not reported to the pod worker by SyncPod, so it waits
+for the next resync (``resyncInterval``, 60 s). Both waits are jittered upstream
+(factor 0.5); ``retryJitter`` picks the moment. ``advance`` moves the nominal
+clock and fires, in time order, reconcile passes, pod retries and the plugin
+layer's timers (slice wipes, registration retries, health re-opens).
 """
 
 from __future__ import annotations
@@ -21,6 +24,15 @@ if TYPE_CHECKING:
     from drasim.runner.world import World
 
 RESOURCE_V1 = "resource.k8s.io/v1"
+JITTER_FACTOR = 0.5
+"""pod_workers.go workerBackOffPeriodJitterFactor and workerResyncIntervalJitterFactor."""
+DELETION_FINALIZER = "drasim.dev/kubelet-termination"
+"""Holds a gracefully deleted Pod (with its deletionTimestamp) until the kubelet finished it."""
+
+
+def retry_delay(world: World, period: float) -> float:
+    """``wait.Jitter(period, 0.5)`` with the scenario's fixed ``retryJitter`` instead of a random factor."""
+    return float(period) * (1.0 + JITTER_FACTOR * float(world.profile.timers.retry_jitter))
 
 
 def compute_cdi(world: World, rec: PodRecord) -> None:
@@ -47,7 +59,7 @@ def prepare(world: World, rec: PodRecord) -> str | None:
     try:
         world.kubelet.manager.prepare_resources(rec.manifest(world.node))
     except KubeletError as err:
-        rec.retry_due = world.now + float(world.profile.timers.retry_period)
+        rec.retry_due = world.now + retry_delay(world, world.profile.timers.resync_interval)
         return str(err)
     rec.phase = "Running"
     rec.retry_due = None
@@ -63,7 +75,7 @@ def unprepare(world: World, rec: PodRecord) -> str | None:
     try:
         world.kubelet.manager.unprepare_resources(rec.manifest(world.node))
     except KubeletError as err:
-        rec.retry_due = world.now + float(world.profile.timers.retry_period)
+        rec.retry_due = world.now + retry_delay(world, world.profile.timers.backoff_period)
         return str(err)
     finish_termination(world, rec)
     return None
@@ -80,8 +92,31 @@ def finish_termination(world: World, rec: PodRecord) -> None:
         rec.phase = "Succeeded"
 
 
+def mark_deleted(world: World, rec: PodRecord) -> None:
+    """A graceful delete the kubelet has not finished: the Pod stays, with a deletionTimestamp.
+
+    The fake API server deletes a Pod at once, so a finalizer keeps it until the kubelet is
+    done (upstream the status manager deletes it then, with grace period 0).
+    """
+    if not rec.in_api or rec.deletion_marked:
+        return
+    with contextlib.suppress(ApiError):
+        pod = world.runner_api.get("v1", "Pod", rec.name, rec.namespace)
+        md = pod.setdefault("metadata", {})
+        md["finalizers"] = [*(md.get("finalizers") or []), DELETION_FINALIZER]
+        world.runner_api.update(pod)
+        world.runner_api.delete("v1", "Pod", rec.name, rec.namespace)
+        rec.deletion_marked = True
+
+
 def remove_from_api(world: World, rec: PodRecord) -> None:
     """Delete the Pod object, drop it from claims' reservedFor, delete its generated claims."""
+    if rec.in_api and rec.deletion_marked:
+        with contextlib.suppress(ApiError):
+            pod = world.runner_api.get("v1", "Pod", rec.name, rec.namespace)
+            md = pod.setdefault("metadata", {})
+            md["finalizers"] = [f for f in md.get("finalizers") or [] if f != DELETION_FINALIZER]
+            world.runner_api.update(pod)
     if rec.in_api:
         with contextlib.suppress(ApiError):
             world.runner_api.delete("v1", "Pod", rec.name, rec.namespace)
@@ -112,19 +147,32 @@ def unreserve(world: World, namespace: str, name: str, pod_uid: str) -> None:
 
 
 def sync(world: World, rec: PodRecord, *, running_too: bool = False) -> str | None:
-    """One pod-worker sync: Pending → prepare, Terminating → unprepare (Running: only if asked)."""
+    """One pod-worker sync: Pending → prepare, Terminating → unprepare (Running: only if asked).
+
+    A Succeeded pod whose deletion waited for the kubelet is removed from the API server.
+    """
     if rec.phase == "Pending" and rec.in_api:
         return prepare(world, rec)
     if rec.phase == "Terminating":
         return unprepare(world, rec)
     if rec.phase == "Running" and running_too:
         return prepare(world, rec)
+    if rec.phase == "Succeeded" and rec.remove_after_unprepare:
+        finish_termination(world, rec)
     return None
 
 
 def sync_all(world: World, *, running_too: bool = False) -> None:
-    """A (re)started kubelet syncs every pod bound to the node; errors are only journaled."""
+    """A (re)started kubelet syncs every pod bound to the node; errors are only journaled.
+
+    Pods no longer in the API server (force-deleted) are unknown to a new kubelet: only
+    its reconcile loop can find their claims.
+    """
     for rec in list(world.pods.values()):
+        if not rec.in_api and rec.phase != "Gone":
+            rec.phase, rec.retry_due = "Gone", None
+            rec.cdi.clear()
+            continue
         sync(world, rec, running_too=running_too)
 
 
@@ -199,8 +247,9 @@ def _count_timer_run(world: World) -> None:
         timers = world.profile.timers
         msg = (
             f"the nominal clock fired more than {MAX_TIMER_RUNS} reconcile passes and pod retries in "
-            f"this scenario (reconcile passes every {timers.reconcile_period:g}s, pod retries every "
-            f"{timers.retry_period:g}s): advance the clock less or use longer timer periods"
+            f"this scenario (reconcile passes every {timers.reconcile_period:g}s, pod retries after "
+            f"{timers.backoff_period:g}s / {timers.resync_interval:g}s): advance the clock less or use "
+            "longer timer periods"
         )
         raise ConfigError(msg)
 

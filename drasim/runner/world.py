@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import threading
 import time
 import uuid
@@ -328,6 +329,10 @@ class World:
 
         def publish(slices: list[dict[str, Any]]) -> None:
             selector = f"spec.driver={driver},spec.nodeName={self.node}"
+            with contextlib.suppress(ApiError):  # slices already as desired are kept, as a controller does
+                have = api.list("resource.k8s.io/v1", "ResourceSlice", field_selector=selector)
+                if _specs(have) == _specs(slices):
+                    return
             with contextlib.suppress(ApiError):
                 api.delete_collection("resource.k8s.io/v1", "ResourceSlice", field_selector=selector)
             for item in slices:
@@ -747,6 +752,11 @@ class World:
         if not self.options.keep_workspace:
             with contextlib.suppress(Exception):
                 self.workspace.remove()
+
+
+def _specs(slices: list[dict[str, Any]]) -> list[str]:
+    """The slices' specs in a canonical, order-independent form."""
+    return sorted(json.dumps(item.get("spec"), sort_keys=True) for item in slices)
 
 
 def _restart_versions(scenario: Scenario) -> list[str]:

@@ -23,8 +23,10 @@ from drasim.scenario.schema import COMMAND_PLACEHOLDERS, DriverSpec, Scenario
 from drasim.scenario.typeinfo import camel
 
 NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
+DEVICE_NAME = re.compile(r"^(?=.{1,63}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _OPTIONAL_DRIVER = (
     ex.ExpectCalls, ex.CallMatch, ex.ExpectResourceSlices, ex.ExpectConsistentReplies, st.ClearFaults,
+    ex.ExpectConnections,
 )  # fmt: skip
 _PREPARE_TRIGGERS = {"startPod", "syncPod", "recreateSandbox", "advanceClock", "startKubelet"}
 _UNPREPARE_TRIGGERS = {"stopPod", "deletePod", "syncPod", "reconcile", "advanceClock", "startKubelet"}
@@ -128,8 +130,23 @@ class ScenarioChecker:
         if (drv.fake is None) == (drv.command is None):
             self.fail(drv, None, "a driver needs exactly one of 'fake' or 'command'")
         if drv.fake is not None:
-            if isinstance(drv.fake.devices, list) and len(set(drv.fake.devices)) != len(drv.fake.devices):
-                self.fail(drv.fake, "devices", "device names must be unique")
+            if drv.fake.pool:
+                self.fail(
+                    drv.fake,
+                    "pool",
+                    "not supported by the fake plugin yet: its pool is always the node name (leave it empty)",
+                )
+            if isinstance(drv.fake.devices, list):
+                if len(set(drv.fake.devices)) != len(drv.fake.devices):
+                    self.fail(drv.fake, "devices", "device names must be unique")
+                bad = [n for n in drv.fake.devices if not DEVICE_NAME.match(n)]
+                if bad:
+                    self.fail(
+                        drv.fake,
+                        "devices",
+                        f"{bad[0]!r} is not a valid device name (a DNS label: at most 63 lowercase "
+                        "letters, digits and '-', starting and ending with a letter or digit)",
+                    )
             for fault in drv.fake.faults:
                 self.check_plugin_fault(fault, own_driver=drv.fake.name)
         if drv.command is not None:
@@ -175,20 +192,14 @@ class ScenarioChecker:
             )
         kinds = [k for k, on in (("code", fault.code is not None), ("error", bool(fault.error)),
                  ("missingClaim", fault.missing_claim), ("unknownUID", fault.unknown_uid),
-                 ("hang", fault.hang), ("crash", fault.crash is not None)) if on]  # fmt: skip
+                 ("nilEntry", fault.nil_entry), ("hang", fault.hang), ("block", fault.block),
+                 ("crash", fault.crash is not None)) if on]  # fmt: skip
+        valid = "code, error, missingClaim, unknownUID, nilEntry, hang, block, crash"
         if len(kinds) > 1:
-            self.fail(
-                fault,
-                None,
-                f"choose one of code, error, missingClaim, unknownUID, hang, crash; got {', '.join(kinds)}",
-            )
+            self.fail(fault, None, f"choose one of {valid}; got {', '.join(kinds)}")
         if not kinds and not fault.delay:
-            self.fail(
-                fault,
-                None,
-                "the fault does nothing: give code, error, missingClaim, unknownUID, hang, crash or delay",
-            )
-        if set(kinds) & {"error", "missingClaim", "unknownUID"} and fault.rpc not in (
+            self.fail(fault, None, f"the fault does nothing: give {valid} or delay")
+        if set(kinds) & {"error", "missingClaim", "unknownUID", "nilEntry"} and fault.rpc not in (
             "NodePrepareResources",
             "NodeUnprepareResources",
         ):
@@ -309,6 +320,15 @@ class ScenarioChecker:
         if isinstance(args, ex.ExpectCalls):
             for call in args.calls or []:
                 self.check_driver_ref(call, call.driver, optional=True)
+        if (
+            isinstance(args, ex.ExpectResourceSlices)
+            and args.unchanged_since
+            and (args.unchanged_since not in self.marks)
+        ):
+            known = ", ".join(sorted(self.marks)) or "none"
+            self.fail(
+                args, "unchanged_since", f"unknown mark {args.unchanged_since!r} (marks so far: {known})"
+            )
         since = getattr(args, "since", None)
         if since is not None and since not in ("start", "previous") and since not in self.marks:
             known = ", ".join(sorted(self.marks)) or "none"
@@ -353,15 +373,30 @@ class ScenarioChecker:
                 and args.expect_error is None)
             or (isinstance(args, ex.ExpectMetric) and args.value is None and args.count is None
                 and args.present is None)
-            or (isinstance(args, ex.ExpectResourceSlices) and args.count is None and args.devices is None)
+            or (isinstance(args, ex.ExpectResourceSlices) and args.count is None and args.devices is None
+                and not args.unchanged_since)
             or (isinstance(args, ex.ExpectMightNeedUnprepare) and not args.pods)
+            or (isinstance(args, ex.ExpectPod) and args.phase is None and args.deleting is None)
         )  # fmt: skip
         if nothing:
             self.fail(args, None, "this expectation checks nothing: give at least one of its checks")
+        if isinstance(args, ex.ExpectConnections) and not args.counts():
+            self.fail(args, None, "this expectation checks nothing: give channels, connects or disconnects")
+        if isinstance(args, ex.ExpectCalls | ex.ExpectConnections):
+            for count in args.counts().values():
+                if isinstance(count, ex.CallCount):
+                    self.check_call_count(count)
         if isinstance(args, ex.ExpectError):
             self.check_match(args, args.contains, args.matches)
         if isinstance(args, ex.ExpectHealth):
             self.check_health_message(args)
+
+    def check_call_count(self, count: ex.CallCount) -> None:
+        """A range needs a bound, and the lower one may not exceed the upper one."""
+        if count.at_least is None and count.at_most is None:
+            self.fail(count, None, "give atLeast, atMost or both (or a plain number for an exact count)")
+        elif count.at_least is not None and count.at_most is not None and count.at_least > count.at_most:
+            self.fail(count, "at_most", f"atMost ({count.at_most}) is below atLeast ({count.at_least})")
 
     def check_health_message(self, args: ex.ExpectHealth) -> None:
         """``message`` and ``messageContains`` exclude each other; an explicit null message is refused."""

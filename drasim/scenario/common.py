@@ -77,7 +77,10 @@ ApiClient = Literal["any", "kubelet", "driver", "runner"]
 CrashPoint = Literal[
     "prepare:after-validation",
     "prepare:after-pod-reference-checkpoint",
+    "prepare:after-batch",
     "prepare:after-rpc",
+    "unprepare:after-claim-selection",
+    "unprepare:after-batch",
     "unprepare:after-rpc",
 ]
 """Kubelet hook points where ``restartKubelet.crashAt`` makes the kubelet die (see docs/scenarios.md)."""
@@ -90,10 +93,23 @@ CRASH_POINT_MEANING: dict[str, str] = {
     "prepare:after-pod-reference-checkpoint": (
         "The pod UID was added to every claim and checkpointed; NodePrepareResources was not sent."
     ),
+    "prepare:after-batch": (
+        "The first NodePrepareResources batch (one driver) returned success and its devices were added in "
+        "memory, while the pod's other batches were not sent: the kubelet dies with the call's work done "
+        "at the plugin but not recorded (nothing after the pod-reference checkpoint is on disk)."
+    ),
     "prepare:after-rpc": (
         "Every NodePrepareResources batch of this PrepareResources call returned success; the devices "
         "are only in memory, the final checkpoint (devices, prepared) was not written "
         "(kubernetes/kubernetes#116411)."
+    ),
+    "unprepare:after-claim-selection": (
+        "UnprepareResources chose the claims to unprepare and dropped this pod from shared claims in "
+        "memory only; no NodeUnprepareResources was sent."
+    ),
+    "unprepare:after-batch": (
+        "The first NodeUnprepareResources batch (one driver) returned success; other batches were not "
+        "sent, and the cache and checkpoint still hold every claim."
     ),
     "unprepare:after-rpc": (
         "Every NodeUnprepareResources batch of this UnprepareResources call returned success; the "
@@ -189,6 +205,14 @@ class PluginFault:
         default=False,
         metadata=doc("Answer, and add an entry for a claim UID that was not requested.", yaml="unknownUID"),
     )
+    nil_entry: bool = field(
+        default=False,
+        metadata=doc(
+            "Answer, but with an empty entry for ``claim`` (or every claim): what a Go driver's nil "
+            "value in the reply map looks like on the wire. The kubelet takes it as success without "
+            "devices, so containers get no CDI devices from it."
+        ),
+    )
     delay: float = field(
         default=0.0,
         metadata=doc(
@@ -203,6 +227,14 @@ class PluginFault:
         metadata=doc(
             "Never answer: the kubelet sees DEADLINE_EXCEEDED after callTimeout; the plugin's handler "
             "is released then (the call is cancelled) or when the plugin stops, without side effects."
+        ),
+    )
+    block: bool = field(
+        default=False,
+        metadata=doc(
+            "Hold the call in the plugin until an ``unblock`` step (or ``clearFaults``, or the plugin "
+            "stops), even after the kubelet gave up on it (deadline, restart); once released the plugin "
+            "does the work (state, CDI spec) and replies to whoever still listens."
         ),
     )
     crash: Literal["before", "after"] | None = field(

@@ -33,54 +33,81 @@ class CallMatch:
     )
 
 
+@dataclass(frozen=True, kw_only=True)
+class CallCount:
+    """A range of call counts; in YAML a plain number means exactly that many."""
+
+    at_least: int | None = field(
+        default=None, metadata=doc("At least this many calls.", minimum=0, maximum=MAX_COUNT)
+    )
+    at_most: int | None = field(
+        default=None, metadata=doc("At most this many calls.", minimum=0, maximum=MAX_COUNT)
+    )
+
+    def describe(self) -> str:
+        """``at least 2``, ``at most 3`` or ``2 to 3``."""
+        if self.at_least is not None and self.at_most is not None:
+            return f"{self.at_least} to {self.at_most}"
+        return f"at least {self.at_least}" if self.at_least is not None else f"at most {self.at_most}"
+
+    def holds(self, count: int) -> bool:
+        """Whether ``count`` is in the range."""
+        low = self.at_least if self.at_least is not None else 0
+        return count >= low and (self.at_most is None or count <= self.at_most)
+
+
+_COUNT = "Number of {} (exact), or {{atLeast: N, atMost: M}}."
+
+
 @step("expectCalls")
 @dataclass(frozen=True, kw_only=True)
 class ExpectCalls:
     """Check the gRPC calls the kubelet made to plugins within the window.
 
-    Counts are exact. ``calls`` must equal the window's calls exactly — restricted to the
-    driver, to ``claim`` and to the methods that appear in ``calls`` — in order unless
-    ``ordered: false``.
+    A number is an exact count; ``{atLeast: N}`` / ``{atMost: M}`` give a range (for
+    calls whose number depends on timing, such as retries). ``calls`` must equal the
+    window's calls exactly — restricted to the driver, to ``claim`` and to the methods
+    that appear in ``calls`` — in order unless ``ordered: false``.
     """
 
     driver: str = field(default="", metadata=doc(_DRIVER_ANY))
     since: str = field(default="start", metadata=doc(_SINCE))
     claim: str = field(default="", metadata=doc("Only count calls whose request carries this claim."))
-    node_prepare_resources: int | None = field(
+    node_prepare_resources: int | CallCount | None = field(
         default=None,
         metadata=doc(
-            "Exact number of NodePrepareResources calls.",
+            _COUNT.format("NodePrepareResources calls"),
             yaml="NodePrepareResources",
             minimum=0,
             maximum=MAX_COUNT,
         ),
     )
-    node_unprepare_resources: int | None = field(
+    node_unprepare_resources: int | CallCount | None = field(
         default=None,
         metadata=doc(
-            "Exact number of NodeUnprepareResources calls.",
+            _COUNT.format("NodeUnprepareResources calls"),
             yaml="NodeUnprepareResources",
             minimum=0,
             maximum=MAX_COUNT,
         ),
     )
-    get_info: int | None = field(
+    get_info: int | CallCount | None = field(
         default=None,
-        metadata=doc("Exact number of GetInfo calls.", yaml="GetInfo", minimum=0, maximum=MAX_COUNT),
+        metadata=doc(_COUNT.format("GetInfo calls"), yaml="GetInfo", minimum=0, maximum=MAX_COUNT),
     )
-    notify_registration_status: int | None = field(
+    notify_registration_status: int | CallCount | None = field(
         default=None,
         metadata=doc(
-            "Exact number of NotifyRegistrationStatus calls.",
+            _COUNT.format("NotifyRegistrationStatus calls"),
             yaml="NotifyRegistrationStatus",
             minimum=0,
             maximum=MAX_COUNT,
         ),
     )
-    node_watch_resources: int | None = field(
+    node_watch_resources: int | CallCount | None = field(
         default=None,
         metadata=doc(
-            "Exact number of NodeWatchResources streams opened.",
+            _COUNT.format("NodeWatchResources streams opened"),
             yaml="NodeWatchResources",
             minimum=0,
             maximum=MAX_COUNT,
@@ -89,7 +116,7 @@ class ExpectCalls:
     calls: list[CallMatch] | None = field(default=None, metadata=doc("The exact sequence of calls."))
     ordered: bool = field(default=True, metadata=doc("Whether ``calls`` must come in the given order."))
 
-    def counts(self) -> dict[str, int]:
+    def counts(self) -> dict[str, int | CallCount]:
         """The per-method counts that were given, keyed by gRPC method name."""
         given = {
             "NodePrepareResources": self.node_prepare_resources,
@@ -314,6 +341,13 @@ class ExpectResourceSlices:
         default=None,
         metadata=doc("Exact number of devices across those slices.", minimum=0, maximum=MAX_COUNT),
     )
+    unchanged_since: str = field(
+        default="",
+        metadata=doc(
+            "The name of an earlier ``mark``: the slices must be the very objects that existed then "
+            "(same UIDs and resourceVersions; none deleted, re-created, added or updated)."
+        ),
+    )
 
 
 @step("expectRegistered", shorthand="driver")
@@ -342,13 +376,56 @@ class ExpectRegistered:
     )
 
 
+@step("expectConnections")
+@dataclass(frozen=True, kw_only=True)
+class ExpectConnections:
+    """Count the kubelet's gRPC connections to a driver's DRA service within the window.
+
+    ``channels`` counts the client channels the kubelet created (upstream one
+    ``grpc.ClientConn`` per plugin registration, reused for every call); ``connects``
+    counts the times a channel became ready (the first connection and every reconnect, e.g.
+    after a plugin restart); ``disconnects`` the times a ready connection ended. A number is
+    exact; ``{atLeast: N}`` / ``{atMost: M}`` give a range. Connection changes arrive from
+    gRPC's threads: lower bounds are waited for briefly.
+    """
+
+    driver: str = field(default="", metadata=doc(_DRIVER_ANY))
+    since: str = field(default="start", metadata=doc(_SINCE))
+    channels: int | CallCount | None = field(
+        default=None, metadata=doc("Client channels created.", minimum=0, maximum=MAX_COUNT)
+    )
+    connects: int | CallCount | None = field(
+        default=None, metadata=doc("Times a channel became connected (READY).", minimum=0, maximum=MAX_COUNT)
+    )
+    disconnects: int | CallCount | None = field(
+        default=None,
+        metadata=doc("Times a connected channel lost its connection.", minimum=0, maximum=MAX_COUNT),
+    )
+
+    def counts(self) -> dict[str, int | CallCount]:
+        """The counts that were given, keyed by journal operation."""
+        given = {
+            "grpc-channel": self.channels,
+            "grpc-connected": self.connects,
+            "grpc-disconnected": self.disconnects,
+        }
+        return {op: n for op, n in given.items() if n is not None}
+
+
 @step("expectPod")
 @dataclass(frozen=True, kw_only=True)
 class ExpectPod:
-    """Check a pod's phase as the runner tracks it."""
+    """Check a pod's phase as the runner tracks it, and whether its deletion is pending in the API server."""
 
     pod: str = field(metadata=doc("Pod name."))
-    phase: PodPhase = field(metadata=doc("Expected phase."))
+    phase: PodPhase | None = field(default=None, metadata=doc("Expected phase."))
+    deleting: bool | None = field(
+        default=None,
+        metadata=doc(
+            "Whether the Pod object waits in the API server with a deletionTimestamp "
+            "(a graceful delete the kubelet has not finished); false when it is gone or not deleted."
+        ),
+    )
 
 
 @step("expectHealth")

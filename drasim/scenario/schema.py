@@ -112,7 +112,10 @@ class FakeDriverSpec:
             max_items=MAX_NODE_DEVICES,
         ),
     )
-    pool: str = field(default="", metadata=doc("Pool name; empty means the node name."))
+    pool: str = field(
+        default="",
+        metadata=doc("Pool name; must stay empty for now: the fake plugin's pool is the node name."),
+    )
     services: list[str] = field(
         default_factory=lambda: list(DEFAULT_SERVICES),
         metadata=doc(
@@ -195,10 +198,32 @@ class Timers:
             "Delay before a disconnected driver's slices are wiped.", minimum=0, maximum=MAX_DURATION
         ),
     )
-    retry_period: float = field(
-        default=90.0,
+    backoff_period: float = field(
+        default=10.0,
         metadata=doc(
-            "Pod worker retry period for failed prepare/unprepare.", minimum=1, maximum=MAX_DURATION
+            "Pod worker backoff after a failed sync (kubelet.go backOffPeriod): a failed unprepare "
+            "(SyncTerminatingPod) is retried after it.",
+            minimum=1,
+            maximum=MAX_DURATION,
+        ),
+    )
+    resync_interval: float = field(
+        default=60.0,
+        metadata=doc(
+            "Pod worker resync interval (syncFrequency): a failed prepare is retried after it, as "
+            "SyncPod does not report a prepare error to the pod worker.",
+            minimum=1,
+            maximum=MAX_DURATION,
+        ),
+    )
+    retry_jitter: float = field(
+        default=1.0,
+        metadata=doc(
+            "Where pod worker retries fall in upstream's jitter window: the wait is "
+            "period x (1 + 0.5 x retryJitter) (wait.Jitter, factor 0.5, random upstream). "
+            "1 = the latest moment (15 s / 90 s), 0 = the earliest (10 s / 60 s).",
+            minimum=0,
+            maximum=1,
         ),
     )
 

@@ -175,7 +175,7 @@ class StartPod:
     adds the pod to each claim's ``status.reservedFor`` (unless ``reserve: false``), then the
     kubelet runs PrepareResources. On success the pod is Running and each container's CDI
     devices are computed (GetResources). On failure the pod stays Pending and the kubelet
-    retries it every ``retryPeriod`` of advanced clock, or on ``syncPod``. While the kubelet
+    retries it at its next resync (``resyncInterval``) of advanced clock, or on ``syncPod``. While the kubelet
     is stopped only the API objects are created; the kubelet prepares the pod when it starts.
     """
 
@@ -239,7 +239,7 @@ class StopPod:
     """The pod's containers finish (phase Succeeded); the kubelet unprepares (UnprepareResources).
 
     The Pod object stays in the API server. If unprepare fails the pod stays Terminating and
-    is retried every ``retryPeriod`` of advanced clock, or on ``syncPod``.
+    is retried after ``backoffPeriod`` of advanced clock, or on ``syncPod``.
     """
 
     pod: str = field(metadata=doc("Pod name."))
@@ -252,9 +252,10 @@ class DeletePod:
     """Graceful deletion: containers stop, the kubelet unprepares, then the pod is removed.
 
     After a successful UnprepareResources the pod is removed from the API server, from every
-    claim's reservedFor, and claims generated from templates for it are deleted. If unprepare
-    fails the pod stays Terminating (retried like stopPod). While the kubelet is stopped the
-    pod is only removed from the API server; the restarted kubelet's reconcile loop unprepares.
+    claim's reservedFor, and claims generated from templates for it are deleted. Until then
+    the Pod waits in the API server with a deletionTimestamp. If unprepare fails the pod
+    stays Terminating and the pod worker retries after ``backoffPeriod``. While the kubelet
+    is stopped the pod is Terminating; the next kubelet's pod worker unprepares it at start.
     """
 
     pod: str = field(metadata=doc("Pod name."))
@@ -264,13 +265,17 @@ class DeletePod:
 @step("forceDeletePod", shorthand="pod")
 @dataclass(frozen=True, kw_only=True)
 class ForceDeletePod:
-    """Remove the pod from the API server at once (grace period 0), without unpreparing.
+    """Remove the pod from the API server at once (grace period 0).
 
-    The pod also leaves every claim's reservedFor and its generated claims are deleted. Its
-    claims stay prepared in the kubelet until a reconcile pass finds the pod inactive.
+    The pod also leaves every claim's reservedFor and its generated claims are deleted. A
+    running kubelet's pod worker unprepares it at once (UnprepareResources, retried after
+    ``backoffPeriod`` while it fails; the pod is Terminating, then Gone); a reconcile pass also
+    unprepares the claims of the pod, which is no longer active. While the kubelet is stopped
+    the pod is Gone at once and only reconcile passes of the next kubelet unprepare its claims.
     """
 
     pod: str = field(metadata=doc("Pod name."))
+    expect_error: ErrorMatch | str | None = field(default=None, metadata=doc(_EXPECT_ERROR))
 
 
 @step("reconcile")
@@ -287,8 +292,9 @@ class Reconcile:
 class AdvanceClock:
     """Move the kubelet's clock forward and fire every timer that falls due, in time order.
 
-    Timers: reconcile passes every ``reconcilePeriod``; pod-worker retries of Pending and
-    Terminating pods every ``retryPeriod``; slice wipes ``wipingDelay`` after a driver lost its
+    Timers: reconcile passes every ``reconcilePeriod``; pod-worker retries of Terminating pods
+    after ``backoffPeriod`` and of Pending pods after ``resyncInterval`` (both jittered by
+    ``retryJitter``); slice wipes ``wipingDelay`` after a driver lost its
     last connected instance; failed plugin registrations are retried every nominal second;
     fault delays and hangs count down. Errors of these retries are journaled, not step failures.
     """
@@ -309,8 +315,9 @@ class StartKubelet:
 
     It restores claims with prepared=false, wipes every ResourceSlice of the node, registers
     the plugins whose sockets exist, then syncs the pods bound to the node: Pending pods are
-    prepared, Terminating pods unprepared, and (policy ``allPods``) Running pods prepared
-    again. Errors of these syncs are journaled, not step failures (check with expectError).
+    prepared, Terminating pods (also those deleted while the kubelet was down, which wait in
+    the API server with a deletionTimestamp) unprepared, and (policy ``allPods``) Running pods
+    prepared again. Errors of these syncs are journaled, not step failures (check with expectError).
     Pods gone from the API server are unprepared by reconcile passes; the first effective pass
     comes one ``reconcilePeriod`` after the start (upstream's immediate first pass finds the
     pod sources not ready yet), or at a ``reconcile`` step. With ``version`` the new kubelet is
@@ -420,6 +427,21 @@ class ClearFaults:
     """Remove fault rules: those of one driver, or all plugin and API-server rules."""
 
     driver: str = field(default="", metadata=doc("Only this driver's rules; empty clears every rule."))
+
+
+@step("unblock", shorthand="driver")
+@dataclass(frozen=True, kw_only=True)
+class Unblock:
+    """Release the plugin calls held by ``block`` (or ``hang``) faults and wait until they finished.
+
+    A released call does its work at the plugin (prepared state, CDI spec) and replies to
+    whoever still waits: a kubelet that gave up on it (deadline) or was restarted meanwhile
+    never sees the reply. The rule stays, so later matching calls are held again until its
+    ``times`` is used up or ``clearFaults`` removes it. Fails when no call is held. Fake
+    plugin only.
+    """
+
+    driver: str = field(default="", metadata=doc("Driver; may be omitted when the scenario has one driver."))
 
 
 @step("corruptCheckpoint", shorthand="mode")

@@ -86,14 +86,41 @@ def test_unprepare_per_claim_error_keeps_claim_prepared(make_driver, wire, claim
 def test_omitted_claim_and_unknown_uid(make_driver, wire, claim):
     driver = make_driver(
         behaviour=behaviour(
-            {"rpc": "NodePrepareResources", "claim": "uid-b", "omit": True},
-            {"rpc": "NodePrepareResources", "extraUid": "uid-stranger"},
+            {"rpc": "NodePrepareResources", "claim": "uid-b", "omit": True, "extraUid": "uid-stranger"},
         )
     )
     a = claim("a", "uid-a", (("gpu", "gpu-0"),))
     b = claim("b", "uid-b", (("gpu", "gpu-1"),))
     reply = wire(driver).prepare(a, b)
     assert sorted(reply.claims) == ["uid-a", "uid-stranger"]
+
+
+def test_only_the_first_matching_rule_fires(make_driver, wire, claim):
+    driver = make_driver(
+        behaviour=behaviour(
+            {"rpc": "NodePrepareResources", "claim": "uid-b", "omit": True},
+            {"rpc": "NodePrepareResources", "extraUid": "uid-stranger"},
+        )
+    )
+    a = claim("a", "uid-a", (("gpu", "gpu-0"),))
+    b = claim("b", "uid-b", (("gpu", "gpu-1"),))
+    assert sorted(wire(driver).prepare(a, b).claims) == ["uid-a"]
+    assert sorted(wire(driver).prepare(a).claims) == ["uid-a", "uid-stranger"]
+    assert driver.fault_counts() == [1, 1]
+
+
+def test_added_faults_do_not_rearm_used_up_rules(make_driver, wire, claim):
+    driver = make_driver()
+    c = claim("gpu", "uid-1")
+    w = wire(driver)
+    driver.add_faults([{"rpc": "NodePrepareResources", "code": "ABORTED", "once": True}])
+    assert rpc_error(w.prepare, c).code() == grpc.StatusCode.ABORTED
+    driver.add_faults([Fault(rpc="NodeUnprepareResources", code="INTERNAL", once=True)])
+    assert w.prepare(c).claims["uid-1"].error == ""  # the ABORTED rule stays used up
+    assert driver.fault_counts() == [1, 0]
+    driver.clear_faults()
+    assert driver.behaviour.faults == []
+    assert driver.fault_counts() == []
 
 
 def test_skip_then_fire_once(make_driver, wire, claim):
@@ -214,3 +241,28 @@ def test_crash_after_state_write_then_restart_returns_same_devices(make_driver, 
     driver.start()
     w = wire(driver)
     assert w.devices(w.prepare(c), "uid-1") == [(("gpu",), "node-1", "gpu-2", ("gpu.example.com/gpu=gpu-2",))]
+
+
+def test_block_outlives_the_caller_and_does_the_work_once_released(make_driver, wire, claim):
+    """Unlike hang, a blocked call is not ended by the caller's deadline; released, it prepares."""
+    driver = make_driver(behaviour=behaviour({"rpc": "NodePrepareResources", "block": True, "once": True}))
+    c = claim("gpu", "uid-1")
+    w = wire(driver)
+    assert rpc_error(w.prepare, c, timeout=0.1).code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    assert driver.held_calls() == 1
+    assert driver.calls == []
+    driver.release_hangs()
+    assert driver.journal.wait_for(lambda calls: len(calls) == 1, timeout=5)
+    assert driver.calls[0].code == "OK"
+    assert list(driver.prepared_claims()) == ["uid-1"]
+    assert driver.held_calls() == 0
+
+
+def test_nil_entry_answers_without_devices_but_prepares(make_driver, wire, claim):
+    driver = make_driver(behaviour=behaviour({"rpc": "NodePrepareResources", "nilEntry": True, "once": True}))
+    c = claim("gpu", "uid-1")
+    entry = wire(driver).prepare(c).claims["uid-1"]
+    assert list(entry.devices) == []
+    assert entry.error == ""
+    assert list(driver.prepared_claims()) == ["uid-1"]
+    assert len(wire(driver).prepare(c).claims["uid-1"].devices) == 1

@@ -53,7 +53,9 @@ def test_legitimate_failures_are_not_fault_free_violations() -> None:
         choice("startPod"),  # pod-2: fails, the plugin is stopped
         choice("startPlugin"),
         choice("syncPod"),  # pod-0's retry, now that nothing is wrong: succeeds
+        choice("stopKubelet"),
         choice("forceDeletePod", a=1),  # pod-1 gone, its template claim deleted, the plugin still holds it
+        choice("startKubelet"),  # the new kubelet never learns of pod-1; only reconcile would unprepare
         choice("startPod"),  # pod-3's new claim gets pod-1's device, which the plugin refuses
     ]
     trace = run_choices(choices, RunOptions())
@@ -153,7 +155,7 @@ def test_ignored_unprepare_error_in_a_reconcile_pass_is_checked_through_the_jour
     choices = [
         choice("startPod"),
         choice("stopKubelet"),
-        choice("deletePod"),  # with the kubelet down: pod-0 is gone, its claim is still prepared
+        choice("forceDeletePod"),  # with the kubelet down: pod-0 is gone, its claim is still prepared
         choice("startKubelet"),
         UNPREPARE_CLAIM_ERROR_ONCE,
         choice("reconcile"),

@@ -98,9 +98,25 @@ def test_fault_plan_times_skip_and_claim_selection():
         plan.select("NodeUnprepareResources", [b]),
         plan.select("NodePrepareResources", [a, b]),
     ]
-    assert [[faults.index(f) for f in pick] for pick in picks] == [[0], [0], [1], []]
+    # First match only: rule 1 is not consulted while rule 0 takes the call, so its skip
+    # counts only the third call, and it fires on the fourth.
+    assert [[faults.index(f) for f in pick] for pick in picks] == [[0], [0], [], [1]]
     assert plan.fired() == [2, 1]
     assert plan.select("GetInfo") == []
+
+
+def test_fault_plan_first_matching_rule_wins_and_extend_keeps_counters():
+    a = ClaimRef("default", "uid-a", "a")
+    first = Fault(rpc="NodePrepareResources", code="ABORTED", times=1)
+    second = Fault(rpc="NodePrepareResources", code="UNAVAILABLE")
+    plan = FaultPlan([first])
+    assert plan.select("NodePrepareResources", [a]) == [first]
+    plan.extend([second])
+    assert plan.select("NodePrepareResources", [a]) == [second]  # first stays used up
+    assert plan.fired() == [1, 1]
+    plan.extend([Fault(rpc="NodePrepareResources", code="INTERNAL")])
+    assert plan.select("NodePrepareResources", [a]) == [second]  # second still matches first
+    assert plan.fired() == [1, 2, 0]
 
 
 def test_every_bug_is_described():
@@ -179,3 +195,19 @@ def test_cli_flags_build_the_config(tmp_path: Path):
     assert config.supported_versions == ["1.0.0"]
     assert not config.serialize
     assert config.registration_path == tmp_path / "reg" / "gpu.example.com-reg.sock"
+
+
+def test_devices_may_be_named():
+    config = FakeDriverConfig.from_dict({"driverName": "gpu.example.com", "devices": ["gpu-a", "big-1"]})
+    assert config.device_names() == ["gpu-a", "big-1"]
+    assert FakeDriverConfig.from_dict({"devices": 2}).device_names() == ["gpu-0", "gpu-1"]
+    with pytest.raises(ConfigError, match=r"driver\.devices\[1\]: 'GPU_B' is not a valid device name"):
+        FakeDriverConfig.from_dict({"devices": ["gpu-a", "GPU_B"]})
+    with pytest.raises(ConfigError, match=r"driver\.devices\[1\]: device name 'gpu-a' is given twice"):
+        FakeDriverConfig.from_dict({"devices": ["gpu-a", "gpu-a"]})
+
+
+def test_cli_devices_take_a_count_or_names():
+    assert config_from_args(build_parser().parse_args(["--devices", "3"])).devices == 3
+    names = config_from_args(build_parser().parse_args(["--devices", "gpu-a, gpu-b"]))
+    assert names.device_names() == ["gpu-a", "gpu-b"]

@@ -63,7 +63,9 @@ KNOBS = [
     Knob("time_scale", "timeScale", 0, limits.MAX_TIME_SCALE, False, 0.01),
     Knob("call_timeout", "callTimeout", 0, limits.MAX_DURATION, False, 45),
     Knob("reconcile_period", "reconcilePeriod", 1, limits.MAX_DURATION, False, 60),
-    Knob("retry_period", "retryPeriod", 1, limits.MAX_DURATION, False, 90),
+    Knob("backoff_period", "backoffPeriod", 1, limits.MAX_DURATION, False, 10),
+    Knob("resync_interval", "resyncInterval", 1, limits.MAX_DURATION, False, 60),
+    Knob("retry_jitter", "retryJitter", 0, 1, False, 1),
     Knob("wiping_delay", "wipingDelay", 0, limits.MAX_DURATION, False, 30),
     Knob("count", "count", 1, limits.MAX_CLAIM_DEVICES, True, 1),
     Knob("requests", "requests", 1, limits.MAX_CLAIM_REQUESTS, True, 1),
@@ -99,7 +101,9 @@ def scenario(values: dict[str, Any]) -> dict[str, Any]:
                 "timers": {
                     "callTimeout": v["call_timeout"],
                     "reconcilePeriod": v["reconcile_period"],
-                    "retryPeriod": v["retry_period"],
+                    "backoffPeriod": v["backoff_period"],
+                    "resyncInterval": v["resync_interval"],
+                    "retryJitter": v["retry_jitter"],
                     "wipingDelay": v["wiping_delay"],
                 },
             },
@@ -224,6 +228,8 @@ def _run_measured(path: Path) -> tuple[Any, float, int]:
 
 
 @pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="needs /proc to measure memory")
+# A background thread that dies (the plugin reconciler once overflowed a lock timeout) is a failure.
+@pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
 @settings(
     max_examples=20,
     deadline=None,

@@ -161,7 +161,7 @@ def test_the_clock_refuses_unbounded_timer_work(monkeypatch: pytest.MonkeyPatch)
         metadata: {name: busy-clock, description: a failing pod retried every second}
         spec:
           driver: {fake: {name: gpu.example.com}}
-          kubelet: {timers: {reconcilePeriod: 1, retryPeriod: 1}}
+          kubelet: {timers: {reconcilePeriod: 1, resyncInterval: 1, retryJitter: 0}}
           claims: [{name: gpu}]
           steps:
             - fault: {plugin: {rpc: NodePrepareResources, code: INTERNAL}}
@@ -175,7 +175,7 @@ def test_the_clock_refuses_unbounded_timer_work(monkeypatch: pytest.MonkeyPatch)
     assert result.failure is not None
     assert result.failure.message == (
         "the nominal clock fired more than 30 reconcile passes and pod retries in this scenario "
-        "(reconcile passes every 1s, pod retries every 1s): "
+        "(reconcile passes every 1s, pod retries after 10s / 1s): "
         "advance the clock less or use longer timer periods"
     )
     assert result.failure.step_index == 3  # advanceClock, the third step

@@ -9,8 +9,8 @@ import pytest
 
 from drasim.runner.drivers import FakeDriverHandle
 from drasim.runner.run import run_scenario
+from drasim.scenario.common import PluginFault
 from drasim.scenario.loader import load_text
-from fake_plugins import Behaviour
 
 HEAD = """
 apiVersion: drasim.dev/v1alpha1
@@ -129,15 +129,17 @@ def test_a_report_the_kubelet_stores_differently_fails_the_step(monkeypatch: pyt
     assert result.failure.actual == {"health": "Unhealthy", "message": "", "timeout": 30.0}
 
 
-def test_reapplying_the_base_behaviour_keeps_its_health_timeouts() -> None:
-    """Adding or clearing a fault re-applies the driver's own health entries, timeouts included."""
-    applied: list[Behaviour] = []
+def test_adding_or_clearing_a_fault_leaves_the_drivers_health_alone() -> None:
+    """A fault step appends a rule; it no longer rebuilds the behaviour (which reset health)."""
+    calls: list[tuple[str, object]] = []
     handle = FakeDriverHandle.__new__(FakeDriverHandle)
-    handle._faults = []
-    handle._base_behaviour = Behaviour.from_dict(
-        {"health": [{"device": "gpu-0", "health": "unhealthy", "message": "ecc", "timeoutSeconds": 10}]}
+    handle._driver = SimpleNamespace(
+        set_behaviour=lambda b: calls.append(("set_behaviour", b)),
+        add_faults=lambda f: calls.append(("add_faults", f)),
+        clear_faults=lambda: calls.append(("clear_faults", None)),
+        release_hangs=lambda: calls.append(("release_hangs", None)),
     )
-    handle._driver = SimpleNamespace(set_behaviour=applied.append)
-    handle._apply()
-    (spec,) = applied[0].health
-    assert (spec.device, spec.health, spec.message, spec.timeout_seconds) == ("gpu-0", "UNHEALTHY", "ecc", 10)
+    handle.add_fault(PluginFault(rpc="NodePrepareResources", code="UNAVAILABLE", times=1), 0.01)
+    handle.clear_faults()
+    assert [name for name, _ in calls] == ["add_faults", "clear_faults", "release_hangs"]
+    assert calls[0][1] == [{"rpc": "NodePrepareResources", "code": "UNAVAILABLE", "times": 1}]

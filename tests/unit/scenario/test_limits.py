@@ -208,13 +208,13 @@ def test_timer_periods_must_be_at_least_a_second(problems: Callable[[str], list[
         metadata: {name: t, description: d}
         spec:
           driver: {fake: {name: gpu.example.com}}
-          kubelet: {timeScale: 11, timers: {reconcilePeriod: 0, retryPeriod: 0.5}}
+          kubelet: {timeScale: 11, timers: {reconcilePeriod: 0, backoffPeriod: 0.5}}
           steps: [{reconcile: {}}]
         """
     assert problems(text) == [
         "s.yaml:6:24: spec.kubelet.timeScale: must be at most 10, got 11",
         "s.yaml:6:54: spec.kubelet.timers.reconcilePeriod: must be at least 1, got 0",
-        "s.yaml:6:70: spec.kubelet.timers.retryPeriod: must be at least 1, got 0.5",
+        "s.yaml:6:72: spec.kubelet.timers.backoffPeriod: must be at least 1, got 0.5",
     ]
 
 

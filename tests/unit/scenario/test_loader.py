@@ -22,7 +22,9 @@ def test_defaults_follow_upstream_kubelet_values():
     assert kubelet.node == "node-1"
     assert kubelet.services == ["v1.DRAPlugin", "v1beta1.DRAPlugin"]
     assert (kubelet.timers.call_timeout, kubelet.timers.reconcile_period) == (45.0, 60.0)
-    assert (kubelet.timers.wiping_delay, kubelet.timers.retry_period) == (30.0, 90.0)
+    assert kubelet.timers.wiping_delay == 30.0
+    assert (kubelet.timers.backoff_period, kubelet.timers.resync_interval) == (10.0, 60.0)
+    assert kubelet.timers.retry_jitter == 1.0
     assert kubelet.re_prepare_after_restart == "newSandboxOnly"
     assert scenario.spec.api_server.mode == "auto"
     fake = scenario.spec.driver.fake if scenario.spec.driver else None

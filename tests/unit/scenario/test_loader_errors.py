@@ -319,12 +319,17 @@ def test_load_text_raises_with_problems_not_a_traceback():
         (
             "- fault: {plugin: {rpc: GetInfo}}\n",
             "s.yaml:12:23: spec.steps[0].fault.plugin: the fault does nothing: give code, error, "
-            "missingClaim, unknownUID, hang, crash or delay",
+            "missingClaim, unknownUID, nilEntry, hang, block, crash or delay",
         ),
         (
             "- fault: {plugin: {rpc: GetInfo, code: INTERNAL, hang: true}}\n",
             "s.yaml:12:23: spec.steps[0].fault.plugin: choose one of code, error, missingClaim, unknownUID, "
-            "hang, crash; got code, hang",
+            "nilEntry, hang, block, crash; got code, hang",
+        ),
+        (
+            "- fault: {plugin: {rpc: GetInfo, nilEntry: true}}\n",
+            "s.yaml:12:29: spec.steps[0].fault.plugin.rpc: nilEntry applies only to NodePrepareResources "
+            "and NodeUnprepareResources",
         ),
         (
             "- startPod: {name: a, expectError: {matches: '(('}}\n",
@@ -443,3 +448,68 @@ def test_integer_beyond_python_digit_limit(problems):
     huge = "9" * 5000
     (problem,) = problems(f"apiVersion: drasim.dev/v1alpha1\nkind: Scenario\nmetadata: {{name: {huge}}}\n")
     assert problem.startswith("s.yaml:3:18: YAML syntax error: cannot read the integer: Exceeds the limit")
+
+
+def test_bad_fake_device_name_names_the_field(problems):
+    text = """\
+    apiVersion: drasim.dev/v1alpha1
+    kind: Scenario
+    metadata: {name: t, description: A test scenario.}
+    spec:
+      driver:
+        fake: {name: gpu.example.com, devices: [gpu-a, GPU_B]}
+      steps:
+        - reconcile: {}
+    """
+    (problem,) = problems(text)
+    assert problem.startswith("s.yaml:6:44: spec.driver.fake.devices: 'GPU_B' is not a valid device name")
+
+
+def test_retry_jitter_is_a_fraction(problems):
+    text = """\
+    apiVersion: drasim.dev/v1alpha1
+    kind: Scenario
+    metadata: {name: t, description: A test scenario.}
+    spec:
+      driver:
+        fake: {name: gpu.example.com}
+      kubelet: {timers: {retryJitter: 1.5}}
+      steps:
+        - reconcile: {}
+    """
+    assert problems(text) == ["s.yaml:7:35: spec.kubelet.timers.retryJitter: must be at most 1, got 1.5"]
+
+
+def test_expect_pod_must_check_something(steps_problems):
+    (problem,) = steps_problems("- startPod: a\n- expectPod: {pod: a}\n")
+    assert "this expectation checks nothing" in problem
+    assert problem.startswith("s.yaml:13:")
+
+
+def test_call_count_range_needs_a_sane_bound(steps_problems):
+    assert steps_problems("- expectCalls: {NodePrepareResources: {}}\n") == [
+        "s.yaml:12:43: spec.steps[0].expectCalls.NodePrepareResources: give atLeast, atMost or both "
+        "(or a plain number for an exact count)"
+    ]
+    (problem,) = steps_problems("- expectCalls: {GetInfo: {atLeast: 3, atMost: 1}}\n")
+    assert problem.endswith("GetInfo.atMost: atMost (1) is below atLeast (3)")
+
+
+def test_unchanged_since_needs_an_earlier_mark(steps_problems):
+    (problem,) = steps_problems("- expectResourceSlices: {unchangedSince: later}\n- mark: later\n")
+    assert problem.endswith("expectResourceSlices.unchangedSince: unknown mark 'later' (marks so far: none)")
+
+
+def test_fake_pool_is_refused_rather_than_ignored(problems):
+    text = """\
+    apiVersion: drasim.dev/v1alpha1
+    kind: Scenario
+    metadata: {name: t, description: A test scenario.}
+    spec:
+      driver:
+        fake: {name: gpu.example.com, pool: other}
+      steps:
+        - reconcile: {}
+    """
+    (problem,) = problems(text)
+    assert problem.startswith("s.yaml:6:41: spec.driver.fake.pool: not supported by the fake plugin yet")

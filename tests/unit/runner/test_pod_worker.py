@@ -1,0 +1,219 @@
+"""The pod worker's fidelity (retries, deletion, reconcile) and the fault harness, on a simulated node."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drasim.runner.run import run_scenario
+from drasim.scenario.loader import load_text
+
+HEAD = """
+apiVersion: drasim.dev/v1alpha1
+kind: Scenario
+metadata:
+  name: pod-worker
+  description: Pod worker behaviour.
+spec:
+  driver:
+    fake: {name: gpu.example.com, devices: %(devices)s}
+  kubelet: {timers: {retryJitter: %(jitter)s}}
+  claims:
+    - {name: gpu}
+  steps:
+"""
+
+
+def run(steps: str, *, devices: str = "2", jitter: float = 1.0) -> Any:
+    (scenario,) = load_text(HEAD % {"devices": devices, "jitter": jitter} + steps)
+    return run_scenario(scenario)
+
+
+def explain(result: Any) -> str:
+    failure = result.failure
+    return "" if failure is None else f"{failure.message}\n{failure.step_text}"
+
+
+def calls(result: Any, rpc: str) -> int:
+    return sum(
+        1
+        for e in result.journal
+        if e.get("kind") == "rpc" and e.get("side") != "plugin" and str(e.get("method", "")).endswith(rpc)
+    )
+
+
+def test_failed_unprepare_is_retried_at_the_start_of_the_backoff_window_with_jitter_0() -> None:
+    result = run(
+        """
+    - startPod: {name: a, claims: [gpu]}
+    - fault: {plugin: {rpc: NodeUnprepareResources, code: UNAVAILABLE, times: 1}}
+    - stopPod: {pod: a, expectError: Unavailable}
+    - advanceClock: 9.99
+    - expectCalls: {NodeUnprepareResources: 1}
+    - advanceClock: 0.01
+    - expectCalls: {NodeUnprepareResources: 2}
+    - expectPod: {pod: a, phase: Succeeded}
+""",
+        jitter=0,
+    )
+    assert result.status == "passed", explain(result)
+
+
+def test_failed_prepare_waits_for_the_resync_not_the_backoff() -> None:
+    result = run(
+        """
+    - fault: {plugin: {rpc: NodePrepareResources, code: UNAVAILABLE, times: 1}}
+    - startPod: {name: a, claims: [gpu], expectError: Unavailable}
+    - advanceClock: 59.9
+    - expectCalls: {NodePrepareResources: 1}
+    - advanceClock: 0.1
+    - expectCalls: {NodePrepareResources: 2}
+    - expectPod: {pod: a, phase: Running}
+""",
+        jitter=0,
+    )
+    assert result.status == "passed", explain(result)
+
+
+def test_reconcile_unprepares_a_force_deleted_pod_whose_unprepare_fails() -> None:
+    """The pod left the pod manager: it is inactive, so reconcile unprepares it too."""
+    result = run("""
+    - startPod: {name: a, claims: [gpu]}
+    - fault: {plugin: {rpc: NodeUnprepareResources, code: UNAVAILABLE, times: 1}}
+    - forceDeletePod: {pod: a, expectError: Unavailable}
+    - expectPod: {pod: a, phase: Terminating, deleting: false}
+    - reconcile: {}
+    - expectCalls: {NodeUnprepareResources: 2}
+    - expectCheckpoint: {entries: 0}
+    - advanceClock: 15
+    - expectPod: {pod: a, phase: Gone}
+    - expectCalls: {NodeUnprepareResources: 2}
+""")
+    assert result.status == "passed", explain(result)
+
+
+def test_a_restarted_kubelet_forgets_a_force_deleted_pod_it_was_terminating() -> None:
+    result = run("""
+    - startPod: {name: a, claims: [gpu]}
+    - fault: {plugin: {rpc: NodeUnprepareResources, code: UNAVAILABLE, times: 1}}
+    - forceDeletePod: {pod: a, expectError: Unavailable}
+    - restartKubelet: {}
+    - expectPod: {pod: a, phase: Gone}
+    - expectCalls: {NodeUnprepareResources: 1}
+    - expectMightNeedUnprepare: {a: true}
+    - advanceClock: 60
+    - expectCalls: {NodeUnprepareResources: 2}
+    - expectCheckpoint: {entries: 0}
+""")
+    assert result.status == "passed", explain(result)
+
+
+def test_graceful_delete_of_a_stopped_pod_while_the_kubelet_is_down_waits_for_the_kubelet() -> None:
+    result = run("""
+    - startPod: {name: a, claims: [gpu]}
+    - stopPod: a
+    - stopKubelet: {}
+    - deletePod: a
+    - expectPod: {pod: a, phase: Succeeded, deleting: true}
+    - startKubelet: {}
+    - expectPod: {pod: a, phase: Gone, deleting: false}
+    - expectCalls: {NodeUnprepareResources: 1}
+""")
+    assert result.status == "passed", explain(result)
+
+
+def test_a_pending_pod_deleted_while_the_kubelet_is_down_is_never_prepared() -> None:
+    result = run("""
+    - stopKubelet: {}
+    - startPod: {name: a, claims: [gpu]}
+    - deletePod: a
+    - startKubelet: {}
+    - expectPod: {pod: a, phase: Gone}
+    - expectCalls: {NodePrepareResources: 0, NodeUnprepareResources: 0}
+""")
+    assert result.status == "passed", explain(result)
+
+
+def test_a_fault_step_does_not_rearm_used_up_rules() -> None:
+    result = run("""
+    - fault: {plugin: {rpc: NodePrepareResources, code: UNAVAILABLE, times: 1}}
+    - startPod: {name: a, claims: [gpu], expectError: Unavailable}
+    - fault: {plugin: {rpc: NodeUnprepareResources, code: INTERNAL, times: 1}}
+    - syncPod: a
+    - expectPod: {pod: a, phase: Running}
+""")
+    assert result.status == "passed", explain(result)
+
+
+def test_only_the_first_matching_rule_applies() -> None:
+    result = run("""
+    - fault: {plugin: {rpc: NodePrepareResources, code: UNAVAILABLE, times: 1}}
+    - fault: {plugin: {rpc: NodePrepareResources, code: INTERNAL, times: 1}}
+    - startPod: {name: a, claims: [gpu], expectError: Unavailable}
+    - syncPod: {pod: a, expectError: Internal}
+    - syncPod: a
+    - expectPod: {pod: a, phase: Running}
+""")
+    assert result.status == "passed", explain(result)
+
+
+def test_fake_driver_with_named_devices() -> None:
+    result = run(
+        """
+    - expectResourceSlices: {driver: gpu.example.com, count: 1, devices: 2}
+    - allocate: {claim: gpu, devices: [{device: gpu-b}]}
+    - startPod: {name: a, claims: [gpu]}
+    - expectCdiDevices: {pod: a, ids: [gpu.example.com/gpu=gpu-b]}
+""",
+        devices="[gpu-a, gpu-b]",
+    )
+    assert result.status == "passed", explain(result)
+
+
+def test_call_counts_may_be_ranges() -> None:
+    result = run("""
+    - startPod: {name: a, claims: [gpu]}
+    - expectCalls: {NodePrepareResources: {atLeast: 1}, NodeUnprepareResources: {atMost: 0}}
+    - expectCalls: {NodePrepareResources: {atLeast: 1, atMost: 1}, GetInfo: {atLeast: 1}}
+""")
+    assert result.status == "passed", explain(result)
+    failed = run("""
+    - startPod: {name: a, claims: [gpu]}
+    - expectCalls: {NodePrepareResources: {atLeast: 2}}
+""")
+    assert failed.status == "failed"
+    assert failed.failure.message.startswith("expected at least 2 NodePrepareResources calls")
+    assert failed.failure.expected == {"NodePrepareResources": "at least 2"}
+
+
+def test_slices_unchanged_since_a_mark() -> None:
+    kept = run("""
+    - mark: m
+    - restartPlugin: {downtime: 5}
+    - expectResourceSlices: {unchangedSince: m}
+""")
+    assert kept.status == "passed", explain(kept)
+    wiped = run("""
+    - mark: m
+    - restartKubelet: {}
+    - expectResourceSlices: {count: 1, unchangedSince: m}
+""")
+    assert wiped.status == "failed"
+    assert "to be the same objects as at mark 'm'; deleted or replaced: " in wiped.failure.message
+    assert "; new: " in wiped.failure.message
+
+
+def test_connection_counts() -> None:
+    result = run("""
+    - startPod: {name: a, claims: [gpu]}
+    - stopPod: a
+    - expectConnections: {channels: 1, connects: 1, disconnects: 0}
+    - mark: before
+    - restartPlugin: {downtime: 1}
+    - startPod: {name: b, claims: [gpu]}
+    - expectConnections:
+        {since: before, channels: {atMost: 1}, connects: {atLeast: 1}, disconnects: {atLeast: 1}}
+""")
+    assert result.status == "passed", explain(result)
+    failed = run("    - expectConnections: {channels: 2}\n")
+    assert failed.status == "failed"
+    assert failed.failure.message == "gRPC connections of the kubelet: expected 2 channels, found 1"
