@@ -32,6 +32,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "drasim.commands.validate",
     "drasim.commands.list_cmd",
     "drasim.commands.explore",
+    "drasim.commands.serve_apiserver",
 )
 
 

@@ -12,18 +12,22 @@ from __future__ import annotations
 import builtins
 import json
 import os
-import queue
-import threading
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Mapping
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from drasim.apiserver.kinds import RESOURCE_GROUP, RESOURCE_VERSIONS, Registry, ResourceType
+from drasim.apiserver.kubewatch import KubeWatch
 from drasim.apiserver.port import PATCH_TYPES, KubeObject
-from drasim.apiserver.watch import WatchEvent
+from drasim.apiserver.routes import parse_resource_path
 from drasim.errors import ApiError, ConfigError
+from drasim.interfaces import Recorder
 
 JSON = "application/json"
+#: Real seconds a request other than a watch may take before it fails (a hung cluster must not
+#: hang a run).
+DEFAULT_TIMEOUT = 30.0
 
 
 def _api_error(status: int, body: bytes) -> ApiError:
@@ -38,74 +42,6 @@ def _api_error(status: int, body: bytes) -> ApiError:
     return ApiError(status, "Unknown", body.decode("utf-8", "replace")[:500] or f"HTTP {status}")
 
 
-class KubeWatch:
-    """A watch stream read by a background thread; ``next(timeout)``, iteration and ``stop()``."""
-
-    def __init__(self, response: Any) -> None:
-        self._response = response
-        self._queue: queue.SimpleQueue[WatchEvent | None] = queue.SimpleQueue()
-        self.stopped = False
-        self.error: ApiError | None = None
-        self._thread = threading.Thread(target=self._read, name="drasim-kubewatch", daemon=True)
-        self._thread.start()
-
-    def _read(self) -> None:
-        buffer = b""
-        try:
-            for chunk in self._response.stream(amt=None, decode_content=True):
-                buffer += chunk
-                while b"\n" in buffer:
-                    line, buffer = buffer.split(b"\n", 1)
-                    if line.strip():
-                        self._deliver(json.loads(line))
-        except Exception:
-            pass
-        finally:
-            self._queue.put(None)
-
-    def _deliver(self, data: dict[str, Any]) -> None:
-        event = WatchEvent(str(data.get("type")), dict(data.get("object") or {}))
-        if event.type == "ERROR":
-            obj = event.object
-            self.error = ApiError(
-                int(obj.get("code") or 500), str(obj.get("reason")), str(obj.get("message"))
-            )
-        self._queue.put(event)
-
-    def next(self, timeout: float | None = None) -> WatchEvent | None:
-        """The next event, or ``None`` when the stream ended or ``timeout`` passed."""
-        try:
-            event = self._queue.get(timeout=timeout)
-        except queue.Empty:
-            return None
-        if event is None:
-            self._queue.put(None)
-        return event
-
-    def stop(self) -> None:
-        """Close the connection; the reader thread ends."""
-        if self.stopped:
-            return
-        self.stopped = True
-        shutdown = getattr(self._response, "shutdown", None)
-        if shutdown is not None:
-            shutdown()
-        self._response.release_conn()
-
-    def __iter__(self) -> Iterator[WatchEvent]:
-        while True:
-            event = self.next()
-            if event is None:
-                return
-            yield event
-
-    def __enter__(self) -> KubeWatch:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-
 class KubeClientCluster:
     """ClaimReader + Cluster operations over HTTP with the kubernetes Python client.
 
@@ -114,7 +50,15 @@ class KubeClientCluster:
     """
 
     def __init__(
-        self, source: str | os.PathLike[str] | Any, *, claim_version: str = "v1", context: str | None = None
+        self,
+        source: str | os.PathLike[str] | Any,
+        *,
+        claim_version: str = "v1",
+        context: str | None = None,
+        user_agent: str | None = None,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        recorder: Recorder | None = None,
+        client: str = "",
     ) -> None:
         if isinstance(source, str | os.PathLike):
             from kubernetes import config
@@ -123,13 +67,35 @@ class KubeClientCluster:
                 self.api_client = config.new_client_from_config(  # type: ignore[no-untyped-call]
                     config_file=os.fspath(source), context=context
                 )
-            except (config.ConfigException, OSError) as err:
-                raise ConfigError(f"cannot load kubeconfig {os.fspath(source)!r}: {err}") from err
+            except Exception as err:  # malformed files raise yaml, type and key errors too
+                detail = " ".join(line.strip() for line in str(err).splitlines() if line.strip())
+                detail = detail or type(err).__name__
+                raise ConfigError(f"cannot load kubeconfig {os.fspath(source)!r}: {detail}") from err
         else:
             self.api_client = source
+        if user_agent:
+            self.api_client.user_agent = user_agent
+        self.timeout = timeout
+        self.recorder = recorder
+        self.client = client or user_agent or ""
         self.claim_version = claim_version
         self._registry = Registry({RESOURCE_GROUP: RESOURCE_VERSIONS})
         self._created: list[tuple[str, str, str, str]] = []
+
+    def sibling(
+        self, user_agent: str, client: str = "", claim_version: str | None = None
+    ) -> KubeClientCluster:
+        """Another client of the same server and credentials under another user agent (no reload)."""
+        from kubernetes.client import ApiClient
+
+        return KubeClientCluster(
+            ApiClient(self.api_client.configuration),
+            claim_version=claim_version or self.claim_version,
+            user_agent=user_agent,
+            timeout=self.timeout,
+            recorder=self.recorder,
+            client=client or user_agent,
+        )
 
     # ---------------------------------------------------------------- plumbing
     def _type(self, api_version: str, kind: str) -> ResourceType:
@@ -154,7 +120,7 @@ class KubeClientCluster:
         query: list[tuple[str, str]] | None = None,
         body: Any = None,
         content_type: str = JSON,
-        timeout: float | None = None,
+        timeout: float | tuple[float, float | None] | None = None,
     ) -> Any:
         """One request; returns the urllib3 response (status 2xx) or raises ApiError."""
         headers = {"Accept": JSON}
@@ -168,13 +134,62 @@ class KubeClientCluster:
             body=body,
             auth_settings=["BearerToken"],
         )
-        response = self.api_client.call_api(*request, _request_timeout=timeout)
+        start = time.monotonic()
+        try:
+            response = self.api_client.call_api(
+                *request, _request_timeout=self.timeout if timeout is None else timeout
+            )
+        except Exception as err:  # urllib3 / ssl / socket errors: the server is unreachable
+            self._journal(method, path, query, 0, start)
+            raise unreachable(self.api_client.configuration.host, err) from err
+        self._journal(method, path, query, response.status, start)
         if not 200 <= response.status <= 299:
             raise _api_error(response.status, response.read() or b"")
         return response
 
+    def _journal(
+        self, method: str, path: str, query: list[tuple[str, str]] | None, code: int, start: float
+    ) -> None:
+        """An ``api`` journal event, as drasim's own server records one (only with a ``recorder``:
+        for a server that journals nothing itself, such as a real cluster)."""
+        if self.recorder is None:
+            return
+        try:
+            route = parse_resource_path([unquote(p) for p in path.split("/") if p], self._registry)
+        except ApiError:
+            return  # discovery, /version, access reviews
+        watch = any(key == "watch" for key, _ in query or [])
+        if method == "GET":
+            verb = "get" if route.name else ("watch" if watch else "list")
+        elif method == "DELETE":
+            verb = "delete" if route.name else "deletecollection"
+        else:
+            verb = {"POST": "create", "PUT": "update", "PATCH": "patch"}.get(method, method.lower())
+        self.recorder.record(
+            "api",
+            verb=verb,
+            resource=route.rtype.resource,
+            subresource=route.subresource,
+            group=route.group,
+            version=route.version,
+            namespace=route.namespace,
+            name=route.name,
+            code=code,
+            client=self.client,
+            duration=time.monotonic() - start,
+        )
+
     def _json(self, method: str, path: str, **kwargs: Any) -> Any:
         return json.loads(self._send(method, path, **kwargs).read() or b"null")
+
+    @property
+    def host(self) -> str:
+        """The API server URL from the kubeconfig."""
+        return str(self.api_client.configuration.host)
+
+    def request_json(self, method: str, path: str, body: Any = None) -> Any:
+        """Any JSON request (discovery, ``/version``, access reviews); ApiError on failure."""
+        return self._json(method, path, body=body)
 
     @staticmethod
     def _id(obj: Mapping[str, Any]) -> tuple[str, str, str, str]:
@@ -295,11 +310,18 @@ class KubeClientCluster:
         *,
         uid: str | None = None,
         resource_version: str | None = None,
+        grace_period_seconds: int | None = None,
     ) -> KubeObject:
-        """DELETE with optional preconditions (sent as DeleteOptions)."""
+        """DELETE with optional preconditions and grace period (sent as DeleteOptions)."""
         ns = self._ns(api_version, kind, namespace)
         pre = {k: v for k, v in (("uid", uid), ("resourceVersion", resource_version)) if v}
-        body = {"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": pre} if pre else None
+        body: dict[str, Any] | None = None
+        if pre or grace_period_seconds is not None:
+            body = {"apiVersion": "v1", "kind": "DeleteOptions"}
+            if pre:
+                body["preconditions"] = pre
+            if grace_period_seconds is not None:
+                body["gracePeriodSeconds"] = grace_period_seconds
         result: KubeObject = self._json("DELETE", self._path(api_version, kind, ns, name), body=body)
         return result
 
@@ -342,7 +364,10 @@ class KubeClientCluster:
             query.append(("resourceVersionMatch", "NotOlderThan"))
         if timeout_seconds:
             query.append(("timeoutSeconds", str(timeout_seconds)))
-        response = self._send("GET", self._path(api_version, kind, namespace), query=query)
+        # Connecting may time out; reading an idle watch may not.
+        response = self._send(
+            "GET", self._path(api_version, kind, namespace), query=query, timeout=(self.timeout or 30.0, None)
+        )
         return KubeWatch(response.response)
 
     def reset(self) -> None:
@@ -359,6 +384,12 @@ class KubeClientCluster:
                     if gone.code != 404:
                         raise
         self._created.clear()
+
+
+def unreachable(host: str, err: BaseException) -> ApiError:
+    """The error for a request that got no HTTP answer (connection refused, TLS, timeout)."""
+    detail = str(getattr(err, "reason", None) or err).strip() or type(err).__name__
+    return ApiError(503, "ServiceUnavailable", f"cannot reach the API server at {host}: {detail}")
 
 
 def _selectors(label_selector: str, field_selector: str) -> list[tuple[str, str]]:

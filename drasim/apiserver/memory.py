@@ -207,8 +207,9 @@ class MemoryCluster:
         *,
         uid: str | None = None,
         resource_version: str | None = None,
+        grace_period_seconds: int | None = None,  # noqa: ARG002 - the store deletes at once
     ) -> KubeObject:
-        """DELETE with optional uid / resourceVersion preconditions."""
+        """DELETE with optional uid / resourceVersion preconditions (always at once: no grace period)."""
         rtype, version = self._type(api_version, kind)
         ns = namespace or ("default" if rtype.namespaced else "")
         return self._call(

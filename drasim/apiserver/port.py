@@ -45,6 +45,9 @@ class WatchStream(Protocol):
 class Cluster(Protocol):
     """ClaimReader plus what the runner needs to seed, drive and reset the world."""
 
+    claim_version: str
+    """The resource.k8s.io version :meth:`get_resource_claim` reads through."""
+
     def get_resource_claim(self, namespace: str, name: str) -> KubeObject:
         """GET the ResourceClaim (ClaimReader port); raises ApiError 404 when missing."""
         ...
@@ -104,8 +107,9 @@ class Cluster(Protocol):
         *,
         uid: str | None = None,
         resource_version: str | None = None,
+        grace_period_seconds: int | None = None,
     ) -> KubeObject:
-        """DELETE with optional preconditions; returns the deleted object."""
+        """DELETE with optional preconditions (``grace_period_seconds=0``: a pod goes at once)."""
         ...
 
     def delete_collection(

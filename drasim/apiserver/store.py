@@ -23,7 +23,7 @@ from typing import Any
 
 from drasim.apiserver import meta
 from drasim.apiserver.faults import FaultInjector
-from drasim.apiserver.kinds import Registry, ResourceType, api_version_of
+from drasim.apiserver.kinds import RESOURCE_TYPES, Registry, ResourceType, api_version_of
 from drasim.apiserver.patch import apply_patch
 from drasim.apiserver.selectors import FieldSelector, LabelSelector, predicate
 from drasim.apiserver.status import (
@@ -329,7 +329,16 @@ class ObjectStore:
             new_md["resourceVersion"] = str(self._next_rv())
             del self._bucket(rtype)[(ns, name)]
             self._emit(rtype, DELETED, new, old)
+            if rtype.kind == "Namespace":
+                self._delete_contents(name)
             return meta.render(new, rtype, version)
+
+    def _delete_contents(self, namespace: str) -> None:
+        """What the namespace controller does once a namespace is deleted (here at once)."""
+        for rtype in RESOURCE_TYPES:
+            if rtype.namespaced:
+                for ns, name in [key for key in self._bucket(rtype) if key[0] == namespace]:
+                    self.delete(rtype, self.registry.served[rtype.group][0], ns, name)
 
     def delete_collection(
         self,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -102,6 +103,7 @@ def register(subparsers: Any) -> None:
         "it was on; the run goes on with the next scenario (default 600; 0 = no limit)",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="print each scenario as it starts")
+    add_backend_arguments(parser)
     parser.set_defaults(func=run)
 
 
@@ -120,6 +122,7 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         except VersionError as err:
             raise ConfigError(f"--kubelet-version: {err}") from None
     return RunOptions(
+        **backend_options(args),
         time_scale=args.time_scale,
         driver_cmd=args.driver_cmd,
         driver_name=args.driver_name,
@@ -131,6 +134,59 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         bugs=tuple(args.inject_bug),
         capabilities=tuple(c for item in args.capability for c in item.split(",") if c),
     )
+
+
+# -- backends (issue 12) --------------------------------------------------------------------
+def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--backend``, ``--kubeconfig``, ``--context``."""
+    parser.add_argument(
+        "--backend",
+        choices=("memory", "http", "kubeconfig"),
+        help="API server: memory (in-process, the default), http (drasim's HTTP API server; the "
+        "kubelet reads through the kubernetes client), kubeconfig (a real cluster, see --kubeconfig)",
+    )
+    parser.add_argument(
+        "--kubeconfig",
+        type=Path,
+        metavar="FILE",
+        help="with --backend kubeconfig: the cluster (default: $KUBECONFIG, then ~/.kube/config)",
+    )
+    parser.add_argument("--context", metavar="NAME", help="with --backend kubeconfig: the kubeconfig context")
+
+
+def _interrupt_on_sigterm() -> Callable[[], None]:
+    """SIGTERM (a cancelled CI job) ends the run like Ctrl-C: each scenario still cleans up
+    (driver processes stopped, a real cluster's namespaces deleted). Returns the undo."""
+    import signal
+    import threading
+
+    def interrupt(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous = signal.signal(signal.SIGTERM, interrupt)
+
+    def restore() -> None:
+        signal.signal(signal.SIGTERM, previous)
+
+    return restore
+
+
+def backend_options(args: argparse.Namespace) -> dict[str, Any]:
+    """RunOptions fields for the backend flags (the cluster itself is checked by :func:`run`)."""
+    if args.backend != "kubeconfig":
+        if args.kubeconfig is not None or args.context is not None:
+            raise ConfigError("--kubeconfig and --context need --backend kubeconfig")
+        return {"backend": args.backend}
+    from drasim.runner.backend_choice import default_kubeconfig
+
+    path = args.kubeconfig or default_kubeconfig()
+    if path is None:
+        raise ConfigError(
+            "--backend kubeconfig needs --kubeconfig FILE ($KUBECONFIG is unset, no ~/.kube/config)"
+        )
+    return {"backend": "kubeconfig", "kubeconfig": path, "context": args.context}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -174,21 +230,29 @@ def run(args: argparse.Namespace) -> int:
     if not scenarios:
         print("drasim run: no scenario matched", file=sys.stderr)
         return 2
+    if options.backend == "kubeconfig" and options.kubeconfig is not None:
+        from drasim.runner.preflight import check_cluster
+
+        check_cluster(options.kubeconfig, options.context)  # one clear line when it cannot work
     environment = RunEnvironment(
         driver=args.driver_cmd or "fake",
-        backend="http" if args.driver_cmd else "memory",
+        backend=args.backend or ("http" if args.driver_cmd else "memory"),
         time_scale=args.time_scale if args.time_scale is not None else 0.01,
         extra={"kubeletVersions": ",".join(options.kubelet_versions)} if options.kubelet_versions else {},
     )
     reporter = TerminalReporter(verbose=args.verbose)
-    report = run_scenarios(
-        scenarios,
-        options,
-        jobs=args.jobs,
-        fail_fast=args.fail_fast,
-        reporter=reporter,
-        environment=environment,
-    )
+    restore = _interrupt_on_sigterm()
+    try:
+        report = run_scenarios(
+            scenarios,
+            options,
+            jobs=args.jobs,
+            fail_fast=args.fail_fast,
+            reporter=reporter,
+            environment=environment,
+        )
+    finally:
+        restore()
     reporter.finish(report)
     for path, write in ((args.junit, write_junit), (args.json, write_json), (args.html, write_html)):
         if path is not None:

@@ -21,6 +21,7 @@ PLUGIN_PROCESS: Final = "plugin-process"
 FAULT: Final = "fault"
 MERGE_ERROR: Final = "merge-error"
 MARK: Final = "mark"
+BACKEND: Final = "backend"
 
 KIND_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {
     STEP: ("index", "name", "text"),
@@ -33,6 +34,7 @@ KIND_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {
     FAULT: ("where", "description", "spec"),
     MERGE_ERROR: ("source", "path", "line", "message"),
     MARK: ("name", "slices"),
+    BACKEND: ("action", "object", "error"),
 }
 """The documented fields of each kind (others may be added; readers ignore unknown ones)."""
 

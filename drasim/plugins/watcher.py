@@ -10,9 +10,11 @@ is reported with :meth:`DesiredState.add_or_update`; one that disappears with
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
 
@@ -109,6 +111,12 @@ class PluginWatcher:
             return sorted(self._known)
 
     # ---- scanning ----
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """No scan runs meanwhile (for the harness: a simulated SIGKILL swaps socket files in place)."""
+        with self._scan_lock:
+            yield
 
     def rescan(self) -> None:
         """Walk the tree and report every difference from what was seen so far.

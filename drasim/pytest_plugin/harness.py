@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from drasim.apiserver import MemoryCluster, ObjectStore
+from drasim.apiserver import Cluster, MemoryCluster, ObjectStore
 from drasim.errors import DrasimError
 from drasim.journal import Journal, describe_event
 from drasim.journal.calls import RpcCall
@@ -124,7 +124,7 @@ class DrasimNode:
         return self.world.store
 
     @property
-    def api(self) -> MemoryCluster:
+    def api(self) -> Cluster:
         """An API client acting as the test runner (like kubectl)."""
         return self.world.runner_api
 

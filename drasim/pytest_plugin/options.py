@@ -91,6 +91,7 @@ def add_options(parser: pytest.Parser) -> None:
         help="fsync the kubelet checkpoint and fake-driver files on every write, as a real node does "
         "(slower on disks; writes are atomic either way)",
     )
+    _add_backend_options(group, parser)
     parser.addini("drasim_driver_cmd", "driver command template (see --drasim-driver-cmd)", default="")
     parser.addini("drasim_driver_name", "DRA driver name of drasim_driver_cmd", default="")
     parser.addini("drasim_kubelet_profile", "emulated kubelet profile (name or YAML file)", default="")
@@ -132,6 +133,9 @@ class Settings:
     fsync: bool = False
     workspace_dir: Path | None = None
     kubelet_versions: tuple[str, ...] = ()
+    backend: str | None = None
+    kubeconfig: Path | None = None
+    context: str | None = None
 
     @property
     def capabilities(self) -> frozenset[str]:
@@ -158,6 +162,9 @@ class Settings:
             fsync=self.fsync,
             workspace_dir=self.workspace_dir,
             scenario_timeout=self.scenario_timeout,
+            backend=self.backend,
+            kubeconfig=self.kubeconfig,
+            context=self.context,
         )
 
     def prepare(self, scenario: Scenario) -> Scenario:
@@ -248,6 +255,7 @@ def resolve(config: pytest.Config) -> Settings:
         fsync=bool(config.getoption("drasim_fsync")),
         workspace_dir=_workspace_dir(config.getoption("drasim_workspace_dir")),
         kubelet_versions=kubelet_versions,
+        **_backend(config),
     )
 
 
@@ -260,6 +268,57 @@ def _kubelet_versions(value: str | None) -> tuple[str, ...]:
         return parse_version_list(value)
     except VersionError as err:
         raise pytest.UsageError(f"--drasim-kubelet-version: {err}") from None
+
+
+# -- backends (issue 12) --------------------------------------------------------------------
+def _add_backend_options(group: Any, parser: pytest.Parser) -> None:
+    group.addoption(
+        "--drasim-backend",
+        metavar="NAME",
+        help="API server: memory (default), http (drasim's HTTP API server through the kubernetes "
+        "client) or kubeconfig (a real cluster; see --drasim-kubeconfig)",
+    )
+    group.addoption(
+        "--drasim-kubeconfig",
+        metavar="FILE",
+        help="the cluster of --drasim-backend kubeconfig (default: $KUBECONFIG, then ~/.kube/config)",
+    )
+    group.addoption("--drasim-context", metavar="NAME", help="the kubeconfig context (default: current)")
+    parser.addini("drasim_backend", "API server backend: memory, http or kubeconfig", default="")
+    parser.addini("drasim_kubeconfig", "kubeconfig of the kubeconfig backend", default="")
+    parser.addini("drasim_context", "kubeconfig context of the kubeconfig backend", default="")
+
+
+def _backend(config: pytest.Config) -> dict[str, Any]:
+    """backend, kubeconfig and context; a real cluster is checked once here (one clear line)."""
+    from drasim.runner.backend_choice import BACKENDS, default_kubeconfig
+
+    backend, _ = _value(config, "drasim_backend")
+    kube_value, kube_base = _value(config, "drasim_kubeconfig")
+    context, _ = _value(config, "drasim_context")
+    if backend is not None and backend not in BACKENDS:
+        raise pytest.UsageError(
+            f"--drasim-backend: {backend!r} is not a valid backend; valid backends: {', '.join(BACKENDS)}"
+        )
+    if backend != "kubeconfig":
+        if kube_value is not None or context is not None:
+            raise pytest.UsageError(
+                "--drasim-kubeconfig and --drasim-context need --drasim-backend kubeconfig"
+            )
+        return {"backend": backend}
+    path = (kube_base / kube_value) if kube_value is not None else default_kubeconfig()
+    if path is None:
+        raise pytest.UsageError(
+            "--drasim-backend kubeconfig needs --drasim-kubeconfig FILE "
+            "($KUBECONFIG is unset, no ~/.kube/config)"
+        )
+    from drasim.runner.preflight import check_cluster
+
+    try:
+        check_cluster(path, context)
+    except ConfigError as err:
+        raise pytest.UsageError(f"--drasim-backend kubeconfig: {err}") from None
+    return {"backend": backend, "kubeconfig": path, "context": context}
 
 
 def _workspace_dir(value: str | None) -> Path | None:

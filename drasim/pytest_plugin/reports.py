@@ -66,7 +66,7 @@ class ResultCollector:
             results=list(self.results.values()),
             environment=RunEnvironment(
                 driver=settings.driver_cmd or "fake",
-                backend="http" if settings.driver_cmd else "memory",
+                backend=settings.backend or ("http" if settings.driver_cmd else "memory"),
                 time_scale=settings.time_scale if settings.time_scale is not None else 0.01,
                 extra={"runner": "pytest", **({"suite": settings.suite} if settings.suite else {})},
             ),

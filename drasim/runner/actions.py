@@ -17,6 +17,7 @@ from drasim.allocator import AllocationError, allocate
 from drasim.errors import ApiError, ConfigError, DrasimError, KubeletError
 from drasim.plugins.health import health_check_timeout, truncate_health_message
 from drasim.runner import podworker
+from drasim.runner.backends import CLUSTER_SCOPED
 from drasim.runner.checks_node import list_slices, slice_identities
 from drasim.runner.context import StepContext, StepFailure
 from drasim.runner.pods import PodRecord, claim_from_template, containers_of, pod_claims, split_ref
@@ -67,7 +68,7 @@ def _write_objects(
 ) -> str | None:
     """Write manifests in order; the first API error stops the step and is returned."""
     for obj in objects:
-        manifest = world.expand(obj)
+        manifest = world.manifest(obj)
         error = _api(lambda: write(manifest))  # noqa: B023 - called at once
         if error is not None:
             return error
@@ -94,14 +95,16 @@ def _api_version(kind: str, given: str) -> str:
 def delete(world: World, args: S.Delete, ctx: StepContext) -> None:
     """Delete one object."""
     api_version = _api_version(args.kind, args.api_version)
-    error = _api(lambda: world.runner_api.delete(api_version, args.kind, args.name, args.namespace))
+    name = world.backend.object_name(args.kind, args.name)
+    namespace = "" if args.kind in CLUSTER_SCOPED else world.namespace(args.namespace)
+    error = _api(lambda: world.runner_api.delete(api_version, args.kind, name, namespace))
     check_error(args.expect_error, error, f"delete {args.kind} {args.namespace}/{args.name}")
 
 
 # ----------------------------------------------------------------------------- claims
 def _claim(world: World, ref: str, namespace: str = "default") -> dict[str, Any]:
     ns, name = split_ref(ref, namespace)
-    return world.runner_api.get(RESOURCE_V1, "ResourceClaim", name, ns)
+    return world.runner_api.get(RESOURCE_V1, "ResourceClaim", name, world.namespace(ns))
 
 
 def _allocate_from_slices(world: World, claim: dict[str, Any]) -> dict[str, Any]:
@@ -210,28 +213,55 @@ def _schedule(world: World, args: S.StartPod, rec: PodRecord) -> None:
 
 def start_pod(world: World, args: S.StartPod, ctx: StepContext) -> None:
     """Bind a pod: claims from templates, allocation, reservation, then PrepareResources."""
-    key = f"{args.namespace}/{args.name}"
+    namespace = world.namespace(args.namespace)
+    key = f"{namespace}/{args.name}"
     if key in world.pods and world.pods[key].phase != "Gone":
         raise StepFailure(f"startPod: pod {key} already exists in this scenario")
     claims = pod_claims(args.claims)
     rec = PodRecord(
         name=args.name,
-        namespace=args.namespace,
+        namespace=namespace,
         uid=args.uid or world.new_uid("Pod", key),
         claims=claims,
         containers=containers_of(args.containers, claims),
     )
     error: str | None = None
+    if world.backend.real_cluster:
+        error = _create_then_schedule(world, args, rec)
+    else:
+        try:
+            with world.scheduling:
+                _schedule(world, args, rec)
+        except (ApiError, AllocationError, ConfigError) as err:
+            error = f"scheduling pod {key}: {err}"
+        if error is None:
+            world.runner_api.create(rec.manifest(world.node))
+    if error is None:
+        world.pods[key] = rec
+        error = podworker.prepare(world, rec)
+    check_error(args.expect_error, error, f"startPod {key}")
+
+
+def _create_then_schedule(world: World, args: S.StartPod, rec: PodRecord) -> str | None:
+    """On a real cluster: create the pod first, then reserve its claims for the server's UID.
+
+    A real API server assigns the pod's UID, and the resourceclaim controller drops a
+    reservation whose pod it cannot find; so the pod exists before any claim names it. A
+    scheduling failure deletes the pod again, leaving what the other backends leave.
+    """
+    created = world.runner_api.create(rec.manifest(world.node))
+    rec.uid = str((created.get("metadata") or {}).get("uid") or rec.uid)
     try:
         with world.scheduling:
             _schedule(world, args, rec)
     except (ApiError, AllocationError, ConfigError) as err:
-        error = f"scheduling pod {key}: {err}"
-    if error is None:
-        world.runner_api.create(rec.manifest(world.node))
-        world.pods[key] = rec
-        error = podworker.prepare(world, rec)
-    check_error(args.expect_error, error, f"startPod {key}")
+        with contextlib.suppress(ApiError):
+            world.runner_api.delete("v1", "Pod", rec.name, rec.namespace, grace_period_seconds=0)
+        return f"scheduling pod {rec.key}: {err}"
+    if rec.generated_claims:
+        status = {"status": rec.manifest(world.node)["status"]}
+        world.runner_api.patch("v1", "Pod", rec.name, status, rec.namespace, subresource="status")
+    return None
 
 
 def sync_pod(world: World, args: S.SyncPod, ctx: StepContext) -> None:
@@ -407,7 +437,7 @@ def fault(world: World, args: S.Fault, ctx: StepContext) -> None:
         raise ConfigError("fault: give exactly one of plugin or apiServer")
     if args.plugin is not None:
         handle = world.driver(args.plugin.driver)
-        handle.add_fault(args.plugin, world.time_scale)
+        handle.add_fault(world.plugin_fault(args.plugin), world.time_scale)
         world.journal.record("fault", where="plugin", driver=handle.name, spec=args.plugin)
     else:
         world.add_api_fault(args.api_server)
@@ -418,8 +448,8 @@ def clear_faults(world: World, args: S.ClearFaults, ctx: StepContext) -> None:
     handles = [world.driver(args.driver)] if args.driver else list(world.drivers.values())
     for handle in handles:
         handle.clear_faults()
-    if not args.driver:
-        world.store.faults.clear()
+    if not args.driver and world.backend.store is not None:
+        world.backend.store.faults.clear()
 
 
 UNBLOCK_WAIT = 10.0

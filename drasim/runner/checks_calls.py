@@ -13,7 +13,7 @@ side wins.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from drasim.journal import RpcCall
@@ -139,7 +139,12 @@ def _counted(world: World, method: str, flt: CallFilter) -> list[RpcCall]:
 
 def check_calls(world: World, args: ExpectCalls, ctx: StepContext) -> None:
     """expectCalls: exact per-method counts and/or the exact sequence of calls."""
-    flt = CallFilter(ctx.since(args.since), args.driver, claim_key(args.claim) if args.claim else "")
+    flt = CallFilter(ctx.since(args.since), args.driver, claim_key(args.claim, world) if args.claim else "")
+    if args.calls is not None:  # claims as the API server names them (a real cluster's run namespace)
+        mapped = [
+            replace(m, claims=[claim_key(c, world) for c in m.claims]) if m.claims else m for m in args.calls
+        ]
+        args = replace(args, calls=mapped)
     counts = args.counts()
     least = {m: n if isinstance(n, int) else (n.at_least or 0) for m, n in counts.items()}
     late = [m for m, n in least.items() if m in ASYNC_METHODS and len(_counted(world, m, flt)) < n]
@@ -264,7 +269,7 @@ def _device(raw: dict[str, Any]) -> dict[str, Any]:
 
 def check_consistent_replies(world: World, args: ExpectConsistentReplies, ctx: StepContext) -> None:
     """expectConsistentReplies: every successful prepare reply for the claim had the same devices."""
-    key = claim_key(args.claim)
+    key = claim_key(args.claim, world)
     since = ctx.since(args.since)
     calls = [
         c

@@ -319,13 +319,19 @@ def _claim_spec_files(world: World, files: list[Path]) -> list[str]:
 
 
 def _claim_uids(world: World) -> set[str]:
-    """UIDs of the ResourceClaims in the API server, read from the store (no journaled call)."""
+    """UIDs of the ResourceClaims in the API server (from drasim's store when there is one)."""
+    backend = getattr(world, "backend", None)
+    store = backend.store if backend is not None else getattr(world, "store", None)
     for version in SLICE_VERSIONS:
+        api_version = f"resource.k8s.io/{version}"
         try:
-            rtype, served = world.store.registry.by_kind(f"resource.k8s.io/{version}", "ResourceClaim")
+            if store is not None:
+                rtype, served = store.registry.by_kind(api_version, "ResourceClaim")
+                items, _ = store.list(rtype, served)
+            else:
+                items = world.runner_api.list(api_version, "ResourceClaim")
         except ApiError:
             continue
-        items, _ = world.store.list(rtype, served)
         return {str(item["metadata"]["uid"]) for item in items}
     return set()
 

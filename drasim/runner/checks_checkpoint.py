@@ -97,7 +97,7 @@ def check_checkpoint(world: World, args: ExpectCheckpoint, ctx: StepContext) -> 
         problems.append(f"expected {args.entries} checkpoint entries; found {len(entries)} ({_keys(by_key)})")
         expected["entries"], actual["entries"] = args.entries, len(entries)
     for ref, want in args.claims.items():
-        key = claim_key(ref)
+        key = claim_key(ref, world)
         entry = by_key.get(key)
         if entry is None:
             problems.append(f"expected a checkpoint entry for claim {key}; found none ({_keys(by_key)})")
@@ -114,7 +114,7 @@ def check_checkpoint(world: World, args: ExpectCheckpoint, ctx: StepContext) -> 
         problems.append(f"expected the ShareID key written: {args.share_id_key}; {shown}")
         expected["shareIDKey"], actual["shareIDKey"] = args.share_id_key, share_id_key
     for ref in args.absent:
-        key = claim_key(ref)
+        key = claim_key(ref, world)
         if key in by_key:
             problems.append(f"expected no checkpoint entry for claim {key}; found one")
             expected.setdefault("absent", []).append(key)
@@ -176,7 +176,7 @@ def _claim_problems(world: World, key: str, want: ClaimCheckpoint, entry: ClaimI
     if want.uid is not None and entry.claim_uid != want.uid:
         problems.append(f"claim {key}: expected ClaimUID {want.uid}; found {entry.claim_uid}")
     if want.pods is not None:
-        pods = sorted(pod_key(p) for p in want.pods)
+        pods = sorted(pod_key(p, world) for p in want.pods)
         found = pod_names(world, entry)
         if pods != found:
             problems.append(f"claim {key}: expected pods [{', '.join(pods)}]; found [{', '.join(found)}]")

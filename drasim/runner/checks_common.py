@@ -46,20 +46,25 @@ def grpc_code(code: str | None) -> str:
     return _CAMEL_BOUNDARY.sub("_", code).upper()
 
 
-def claim_key(ref: str) -> str:
-    """``namespace/name`` of a claim written ``namespace/name`` or ``name`` (namespace default)."""
+def claim_key(ref: str, world: World | None = None) -> str:
+    """``namespace/name`` of a claim written ``namespace/name`` or ``name`` (namespace default).
+
+    With ``world`` the namespace is the API server's (a real cluster's run namespace).
+    """
     namespace, name = split_ref(ref)
+    if world is not None:
+        namespace = world.namespace(namespace)
     return f"{namespace}/{name}"
 
 
-def pod_key(ref: str) -> str:
+def pod_key(ref: str, world: World | None = None) -> str:
     """``namespace/name`` of a pod written ``namespace/name`` or ``name``."""
-    return claim_key(ref)
+    return claim_key(ref, world)
 
 
 def find_pod(world: World, ref: str) -> PodRecord:
     """The runner's record of a pod; a clear failure when the scenario never started it."""
-    key = pod_key(ref)
+    key = pod_key(ref, world)
     record = world.pods.get(key)
     if record is None:
         known = ", ".join(sorted(world.pods)) or "none"

@@ -88,7 +88,7 @@ def _registration_errors(world: World, since: int) -> list[dict[str, Any]]:
 
 def _for_pod(world: World, events: list[dict[str, Any]], pod: str) -> list[dict[str, Any]]:
     """The events about ``pod`` (by ``namespace/name`` or by the UID the runner gave it)."""
-    key = pod_key(pod)
+    key = pod_key(pod, world)
     record = world.pods.get(key)
     uid = record.uid if record is not None else None
     return [e for e in events if e.get("pod") == key or (uid is not None and e.get("pod_uid") == uid)]

@@ -54,7 +54,7 @@ def check_might_need_unprepare(world: World, args: ExpectMightNeedUnprepare, ctx
 
 def check_pod(world: World, args: ExpectPod, ctx: StepContext) -> None:
     """expectPod: the phase as the runner tracks it (a forgotten pod is Gone) and the deletionTimestamp."""
-    key = pod_key(args.pod)
+    key = pod_key(args.pod, world)
     record = world.pods.get(key)
     if record is None and args.phase in ("Gone", None) and not args.deleting:
         return
@@ -133,7 +133,8 @@ def check_metric(world: World, args: ExpectMetric, ctx: StepContext) -> None:
 
 def list_slices(world: World, selector: str) -> list[dict[str, Any]]:
     """ResourceSlices matching a field selector, read from the store (no journaled API call, no faults)."""
-    store = getattr(world, "store", None)
+    backend = getattr(world, "backend", None)
+    store = backend.store if backend is not None else getattr(world, "store", None)
     last: ApiError | None = None
     for version in SLICE_VERSIONS:
         api_version = f"resource.k8s.io/{version}"
@@ -150,7 +151,7 @@ def list_slices(world: World, selector: str) -> list[dict[str, Any]]:
 
 def check_resource_slices(world: World, args: ExpectResourceSlices, ctx: StepContext) -> None:
     """expectResourceSlices: how many slices (and devices) a driver has for a node."""
-    node = args.node or world.node
+    node = world.node_name(args.node) if args.node else world.node
     selector = f"spec.nodeName={node}" + (f",spec.driver={args.driver}" if args.driver else "")
     wait = getattr(world, "wait_republished_slices", None)
     if wait is not None:

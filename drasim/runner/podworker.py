@@ -119,7 +119,8 @@ def remove_from_api(world: World, rec: PodRecord) -> None:
             world.runner_api.update(pod)
     if rec.in_api:
         with contextlib.suppress(ApiError):
-            world.runner_api.delete("v1", "Pod", rec.name, rec.namespace)
+            # The kubelet's status manager deletes a terminated pod with grace period 0.
+            world.runner_api.delete("v1", "Pod", rec.name, rec.namespace, grace_period_seconds=0)
     rec.in_api = False
     for pc in rec.claims:
         name = rec.claim_name(pc)
@@ -192,6 +193,7 @@ def reconcile(world: World) -> None:
 def find_pod(world: World, ref: str) -> PodRecord:
     """A pod by ``name`` or ``namespace/name``; a clear error names the known pods."""
     namespace, name = split_ref(ref)
+    namespace = world.namespace(namespace)
     rec = world.pods.get(f"{namespace}/{name}")
     if rec is None:
         known = ", ".join(sorted(world.pods)) or "none"

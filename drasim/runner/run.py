@@ -24,6 +24,7 @@ from typing import Any, Protocol
 from drasim.errors import DrasimError
 from drasim.report.model import FailureInfo, RunEnvironment, RunReport, ScenarioResult
 from drasim.runner.actions import run_action
+from drasim.runner.backend_choice import backend_skip_reason
 from drasim.runner.context import StepContext, StepFailure
 from drasim.runner.drivers import ProcessDriverHandle
 from drasim.runner.world import RunOptions, SimulatedCrash, World
@@ -34,6 +35,7 @@ from drasim.scenario.typeinfo import camel
 
 ABORT_GRACE = 10.0
 """Real seconds a timed-out run's step gets to return once its node was stopped."""
+INTERRUPTED = "interrupted (Ctrl-C or SIGTERM): the scenario stopped and its node was torn down"
 
 
 class Reporter(Protocol):
@@ -115,6 +117,12 @@ def reproduce_command(scenario: Scenario, options: RunOptions) -> str:
         words += ["--kubelet-version", options.kubelet_version]
     if options.scenario_timeout != DEFAULT_SCENARIO_TIMEOUT:
         words += ["--scenario-timeout", f"{options.scenario_timeout or 0:g}"]
+    if options.backend:
+        words += ["--backend", options.backend]
+    if options.kubeconfig is not None:
+        words += ["--kubeconfig", str(options.kubeconfig)]
+    if options.context is not None:
+        words += ["--context", options.context]
     return shlex.join(words)
 
 
@@ -158,6 +166,8 @@ def _skipped(result: ScenarioResult, scenario: Scenario, options: RunOptions) ->
         from drasim.conformance import real_driver_skip_reason
 
         reason = real_driver_skip_reason(scenario, options.capabilities)
+    if not reason:
+        reason = backend_skip_reason(scenario, options.backend, result.kubelet_version or "")
     if reason:
         result.status, result.skip_reason = "skipped", reason
     return bool(reason)
@@ -171,7 +181,49 @@ class _Progress:
     step: Step | None = None
 
 
-def run_scenario(scenario: Scenario, options: RunOptions | None = None) -> ScenarioResult:
+class Interruption:
+    """Ctrl-C (or SIGTERM) of a run whose scenarios work in other threads.
+
+    :meth:`interrupt` (from the main thread, which alone receives signals) aborts the world of
+    every running scenario (waits end, kubelet and drivers stop, so a step blocked in an RPC
+    returns at once); each scenario then reports itself interrupted and tears down as usual
+    (driver processes ended, a real cluster's namespaces deleted). Scenarios not yet started
+    are skipped.
+    """
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self._lock = threading.Lock()
+        self._worlds: dict[int, World] = {}
+
+    def is_set(self) -> bool:
+        """Whether the run was interrupted."""
+        return self.event.is_set()
+
+    def attach(self, world: World) -> None:
+        """A scenario's world exists (it is aborted on interruption)."""
+        with self._lock:
+            self._worlds[id(world)] = world
+        if self.event.is_set():
+            world.abort()
+
+    def detach(self, world: World) -> None:
+        """The scenario finished."""
+        with self._lock:
+            self._worlds.pop(id(world), None)
+
+    def interrupt(self) -> None:
+        """Mark the run interrupted and abort every running scenario (never raises)."""
+        self.event.set()
+        with self._lock:
+            worlds = list(self._worlds.values())
+        for world in worlds:
+            world.abort()
+
+
+def run_scenario(
+    scenario: Scenario, options: RunOptions | None = None, *, interruption: Interruption | None = None
+) -> ScenarioResult:
     """Run one scenario in a fresh world; never raises for scenario or driver problems.
 
     With ``options.scenario_timeout`` the set-up and the steps run in a worker thread; when
@@ -186,6 +238,8 @@ def run_scenario(scenario: Scenario, options: RunOptions | None = None) -> Scena
         return result
     world = World(scenario, options)
     progress = _Progress()
+    if interruption is not None:
+        interruption.attach(world)
     try:
         if options.scenario_timeout is None:
             _drive(world, scenario, options, result, progress)
@@ -194,6 +248,18 @@ def run_scenario(scenario: Scenario, options: RunOptions | None = None) -> Scena
             result = _drive_with_limit(world, scenario, options, progress, options.scenario_timeout)
             result.name, result.kubelet_version = named.name, named.kubelet_version
     finally:
+        if interruption is not None:
+            interruption.detach(world)
+            if interruption.is_set():
+                result.status = "error"
+                result.failure = _failure(
+                    world,
+                    INTERRUPTED,
+                    index=progress.index,
+                    step=progress.step,
+                    options=options,
+                    scenario=scenario,
+                )
         _finish(world, result)
         result.duration = time.monotonic() - started
     return result
@@ -355,12 +421,18 @@ def run_scenarios(
     results: list[ScenarioResult | None] = [None] * len(runs)
     stop = threading.Event()
     lock = threading.Lock()
+    interruption = Interruption()
 
     def one(i: int) -> None:
         scenario, run_options = runs[i]
         version = run_options.kubelet_version
         name = matrix_name(scenario.name, version) if version else scenario.name
-        if stop.is_set():
+        if interruption.is_set():
+            results[i] = ScenarioResult.of(
+                scenario, "skipped", skip_reason="not run: the run was interrupted"
+            )
+            results[i].name = name  # type: ignore[union-attr]
+        elif stop.is_set():
             results[i] = ScenarioResult.of(
                 scenario, "skipped", skip_reason="--fail-fast: an earlier scenario failed"
             )
@@ -369,7 +441,7 @@ def run_scenarios(
             if reporter is not None:
                 with lock:
                     reporter.scenario_started(name, f"{scenario.file}:{scenario.line}")
-            results[i] = run_scenario(scenario, run_options)
+            results[i] = run_scenario(scenario, run_options, interruption=interruption)
             if fail_fast and results[i] is not None and results[i].status in ("failed", "error"):  # type: ignore[union-attr]
                 stop.set()
         if reporter is not None:
@@ -377,20 +449,18 @@ def run_scenarios(
                 reporter.scenario_finished(results[i])  # type: ignore[arg-type]
 
     run: Callable[[int], None] = one
-    if jobs <= 1:
-        for i in range(len(runs)):
-            run(i)
-    else:
-        pool = ThreadPoolExecutor(max_workers=jobs)
-        try:
-            list(pool.map(run, range(len(runs))))
-        except BaseException:
-            # Interrupted (Ctrl-C, SIGTERM): start nothing new and do not wait for the
-            # scenarios still running; the caller reaps their drivers and workspaces.
-            stop.set()
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
-        pool.shutdown()
+    # Scenarios work in threads and the main thread waits, so Ctrl-C reaches it at once even
+    # while a step is blocked in an RPC (see Interruption).
+    pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="drasim-scenario")
+    try:
+        futures = [pool.submit(run, i) for i in range(len(runs))]
+        for future in futures:
+            future.result()
+    except KeyboardInterrupt:
+        interruption.interrupt()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown()
     report = RunReport(
         results=[r for r in results if r is not None], environment=environment or RunEnvironment()
     )

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from drasim.apiserver import MemoryCluster, ObjectStore
+from drasim.apiserver import ObjectStore
+from drasim.apiserver.port import Cluster
 from drasim.checkpoint.store import FileCheckpointStore
 from drasim.clock import ScaledClock
 from drasim.errors import ApiError, ConfigError, DrasimError, KubeletError
@@ -33,6 +34,7 @@ from drasim.metrics import Metrics
 from drasim.plugins.host import PluginHost
 from drasim.plugins.registration import is_timeout
 from drasim.plugins.timers import ManualScheduler
+from drasim.runner.backends import Backend, chosen_backend, open_backend
 from drasim.runner.drivers import DriverHandle, FakeDriverHandle, ProcessDriverHandle
 from drasim.runner.pods import PodRecord
 from drasim.runner.process import DriverProcessError
@@ -85,7 +87,12 @@ class RunOptions:
     driver_name: str | None = None
     """The name the ``driver_cmd`` driver registers (default: the scenario's driver name)."""
     backend: str | None = None
-    """Force ``memory`` or ``http`` API server mode."""
+    """``memory``, ``http`` or ``kubeconfig`` (see :mod:`drasim.runner.backends`); ``None``: the
+    scenario's ``backend:`` pin, else ``memory``."""
+    kubeconfig: Path | None = None
+    """The cluster of the ``kubeconfig`` backend (default: ``$KUBECONFIG``, ``~/.kube/config``)."""
+    context: str | None = None
+    """The kubeconfig context of the ``kubeconfig`` backend (default: its current context)."""
     keep_workspace: bool = False
     """Leave the scenario's directory tree behind for inspection (in /tmp unless ``workspace_dir``)."""
     workspace_dir: Path | None = None
@@ -128,10 +135,10 @@ class World:
     workspace: Workspace = field(init=False)
     journal: Journal = field(init=False)
     metrics: Metrics = field(init=False)
-    store: ObjectStore = field(init=False)
-    runner_api: MemoryCluster = field(init=False)
-    kubelet_api: MemoryCluster = field(init=False)
-    driver_api: MemoryCluster = field(init=False)
+    backend: Backend = field(init=False)
+    runner_api: Cluster = field(init=False)
+    kubelet_api: Cluster = field(init=False)
+    driver_api: Cluster = field(init=False)
     drivers: dict[str, DriverHandle] = field(default_factory=dict, init=False)
     kubelet: KubeletRuntime | None = field(default=None, init=False)
     pods: dict[str, PodRecord] = field(default_factory=dict, init=False)
@@ -145,10 +152,8 @@ class World:
     """Notified whenever a health report arrived (guards ``health``)."""
     scheduling: threading.Lock = field(default_factory=threading.Lock, init=False)
     """Held while a pod is scheduled (claims allocated and reserved), as the scheduler is serial."""
-    _driver_clients: dict[str, MemoryCluster] = field(default_factory=dict, init=False)
     version: KubeletVersion = field(default_factory=version_profile, init=False)
     """The kubelet version the next kubelet start uses (``restartKubelet: {version: ...}`` changes it)."""
-    _http: Any = field(default=None, init=False)
     aborted: threading.Event = field(default_factory=threading.Event, init=False)
     """Set when the run is stopped from outside (time limit): waits end, nothing new starts."""
     timer_runs: int = field(default=0, init=False)
@@ -165,8 +170,23 @@ class World:
 
     @property
     def node(self) -> str:
-        """The node name."""
+        """The node name (on a real cluster, the run's fake node)."""
+        if hasattr(self, "backend"):
+            return self.backend.node
         return str(self.profile.node)
+
+    @property
+    def store(self) -> ObjectStore:
+        """drasim's own object store (fault rules live here); a DrasimError on a real cluster."""
+        if self.backend.store is None:
+            msg = f"the {self.backend.name} backend has no drasim object store (API server faults need one)"
+            raise DrasimError(msg)
+        return self.backend.store
+
+    @property
+    def backend_name(self) -> str:
+        """The backend this scenario runs on: the run's choice, else the scenario's pin, else memory."""
+        return chosen_backend(self.scenario, self.options.backend)
 
     @property
     def time_scale(self) -> float:
@@ -193,22 +213,30 @@ class World:
         from drasim.runner.versions import resolve_version
 
         self.version = version_profile(resolve_version(self.scenario, self.options)[0])
-        versions = self._served_resource_versions()
-        self.store = ObjectStore(
-            served={"resource.k8s.io": versions}, recorder=self.journal, sleep=self._latency
+        self.backend = open_backend(
+            self.backend_name,
+            self.scenario,
+            self.journal,
+            self.workspace.root,
+            served=self._served_resource_versions(),
+            claim_version=self.version.resource_api_version,
+            kubeconfig=self.options.kubeconfig,
+            context=self.options.context,
+            expand=self.expand,
+            sleep=self._latency,
         )
-        self.runner_api = MemoryCluster(self.store, client="runner")
-        self.kubelet_api = MemoryCluster(
-            self.store, client="kubelet", claim_version=self.version.resource_api_version
-        )
-        self.driver_api = MemoryCluster(self.store, client="driver")
-        self._create_node()
+        self.runner_api = self.backend.runner_api
+        self.kubelet_api = self.backend.kubelet_api
+        self.driver_api = self.backend.driver_api
+        self.backend.setup()
+        if not self.backend.real_cluster:
+            self._create_node()
         for spec in self._driver_specs():
             self.drivers[spec.name] = self._make_driver(spec)
         for fault in self.scenario.spec.api_server.faults:
             self.add_api_fault(fault)
         for obj in self.scenario.spec.objects:
-            self.runner_api.apply(self.expand(obj))
+            self.runner_api.apply(self.manifest(obj))
         for handle in self.drivers.values():
             self.start_driver(handle, wait=False)
         self.start_kubelet()
@@ -259,6 +287,10 @@ class World:
             return self._process_driver(command)
         if spec.fake is not None:
             fake = spec.fake
+            if fake.faults:
+                from dataclasses import replace as replace_fields
+
+                fake = replace_fields(fake, faults=[self.plugin_fault(f) for f in fake.faults])
             if self.options.bugs:
                 from dataclasses import replace
 
@@ -298,19 +330,38 @@ class World:
 
         return ProcessDriverHandle(command, values, self.workspace.logs_dir, on_event)
 
-    def _ensure_http(self) -> Any:
-        """Start the HTTP API server on the shared store (once) and return the kubeconfig path."""
-        if self._http is None:
-            from drasim.apiserver.http import HttpApiServer
+    def _ensure_http(self) -> Path:
+        """The kubeconfig driver processes get (memory: starts the HTTP API server on first use)."""
+        with self._lifecycle:
+            self._check_not_shut_down()
+            return self.backend.kubeconfig()
 
-            with self._lifecycle:
-                self._check_not_shut_down()
-                self._http = HttpApiServer(self.store)
-                self._http.start()
-            self._kubeconfig = self._http.write_kubeconfig(self.workspace.root / "kubeconfig")
-        return self._kubeconfig
+    def manifest(self, obj: Any) -> Any:
+        """A scenario manifest as the API server gets it: placeholders expanded, then relocated
+        by the backend (on a real cluster: the run's namespaces and names)."""
+        expanded = self.expand(obj)
+        return self.backend.relocate(expanded) if isinstance(expanded, dict) else expanded
 
-    def driver_client(self, driver: str) -> MemoryCluster:
+    def node_name(self, name: str) -> str:
+        """The API-server name of a node the scenario names (the run's node for the scenario's own)."""
+        if not hasattr(self, "backend") or name in (self.node, str(self.profile.node)):
+            return self.node
+        return self.backend.node_name(name)
+
+    def plugin_fault(self, fault: Any) -> Any:
+        """A plugin fault rule whose ``claim`` names the claim as the API server does."""
+        if not fault.claim:
+            return fault
+        from dataclasses import replace as replace_fields
+
+        namespace, _, name = fault.claim.rpartition("/")
+        return replace_fields(fault, claim=f"{self.namespace(namespace or 'default')}/{name}")
+
+    def namespace(self, namespace: str) -> str:
+        """The API-server namespace of a namespace the scenario names."""
+        return self.backend.namespace(namespace) if hasattr(self, "backend") else namespace
+
+    def driver_client(self, driver: str) -> Cluster:
         """The API client of in-process fake ``driver``: calls are journaled under its name.
 
         Faults aimed at ``client: driver`` hit it all the same (every client name other than
@@ -318,10 +369,7 @@ class World:
         """
         if driver in ("kubelet", "runner", "driver"):
             return self.driver_api
-        client = self._driver_clients.get(driver)
-        if client is None:
-            client = self._driver_clients[driver] = MemoryCluster(self.store, client=driver)
-        return client
+        return self.backend.driver_client(driver)
 
     def _publisher(self, driver: str) -> Callable[[list[dict[str, Any]]], None]:
         """Make the API server hold exactly ``slices`` for (driver, this node), like a slice controller."""
@@ -563,7 +611,12 @@ class World:
 
     def stop_driver(self, handle: DriverHandle, *, kill: bool) -> None:
         """Stop (or kill) a driver; with a running kubelet, wait for the consequences."""
-        if kill:
+        if kill and isinstance(handle, FakeDriverHandle) and self.kubelet is not None:
+            # The fake keeps its socket files across the kill (see FakePlugin.kill); no registry
+            # scan may see the moment they are away, as nothing could after a real SIGKILL.
+            with self.kubelet.host.watcher.paused():
+                handle.kill()
+        elif kill:
             handle.kill()
         else:
             handle.stop()
@@ -742,13 +795,17 @@ class World:
         for handle in self.drivers.values():
             with contextlib.suppress(Exception):
                 handle.close()
-        if self._http is not None:
+        if hasattr(self, "backend"):
             with contextlib.suppress(Exception):
-                self._http.stop()
+                self.backend.stop()
 
     def teardown(self) -> None:
-        """Stop everything and remove the workspace (unless kept); never raises."""
+        """Stop everything, delete what the run created on a real cluster, remove the workspace
+        (unless kept); never raises. Called once the scenario's own thread is done with the world."""
         self.shut_down()
+        if hasattr(self, "backend"):
+            with contextlib.suppress(Exception):
+                self.backend.close()
         if not self.options.keep_workspace:
             with contextlib.suppress(Exception):
                 self.workspace.remove()

@@ -133,6 +133,9 @@ CheckpointCorruption = Literal["checksum", "truncate", "invalidJson", "legacyFor
 ApiServerMode = Literal["auto", "memory", "http"]
 """How the API server is reached: in-process, over HTTP, or chosen by the runner (auto)."""
 
+BackendName = Literal["", "memory", "http", "kubeconfig"]
+"""An API-server backend (docs/backends.md); empty: whichever the run chooses."""
+
 ResourceApiVersion = Literal["v1", "v1beta2", "v1beta1", "v1alpha3"]
 """resource.k8s.io versions the fake API server can serve (v1alpha3: what kubelet 1.31 reads)."""
 

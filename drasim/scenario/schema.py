@@ -23,6 +23,7 @@ from drasim.scenario.common import (
     DEFAULT_SERVICES,
     ApiFault,
     ApiServerMode,
+    BackendName,
     BugName,
     KubeletService,
     PluginFault,
@@ -302,6 +303,14 @@ class ScenarioSpec:
     )
     kubelet: KubeletProfile = field(default_factory=KubeletProfile, metadata=doc("The emulated kubelet."))
     api_server: ApiServerSpec = field(default_factory=ApiServerSpec, metadata=doc("The fake API server."))
+    # -- backends (issue 12) --
+    backend: BackendName = field(
+        default="",
+        metadata=doc(
+            "Pin the API-server backend: memory, http or kubeconfig (a real cluster). Runs choosing "
+            "another backend with --backend skip the scenario; empty: the run's backend (default memory)."
+        ),
+    )
     objects: list[dict[str, Any]] = field(
         default_factory=list,
         metadata=doc(

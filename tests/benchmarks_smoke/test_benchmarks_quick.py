@@ -101,3 +101,19 @@ def test_apiserver_bench_small() -> None:
     output = run("apiserver_bench.py", "--gets", "20", "--events", "50")
     assert re.search(rf"GET claim \(in-process\)\s+n=20\s+mean=\s*{NUMBER}us", output), output
     assert "WATCH events" in output, output
+
+
+@pytest.mark.timeout(120)
+def test_scenario_throughput_quick_per_backend() -> None:
+    found = results(
+        run("scenario_throughput.py", "--quick", "--jobs", "1", "--backend", "memory", "http", "kubeconfig")
+    )
+    rows = {row["backend"]: row for row in found["scenario_throughput"]}
+    assert sorted(rows) == ["http", "kubeconfig", "memory"]
+    for backend, row in rows.items():
+        assert row["scenarios"] == "5"
+        assert row["passed"] == row["ran"], (
+            backend
+        )  # what ran passed; the kubeconfig backend skips fault scenarios
+        assert re.fullmatch(NUMBER, row["per_s"])
+    assert rows["memory"]["ran"] == rows["http"]["ran"] == "5"

@@ -184,3 +184,42 @@ def test_scenario_timeout_fails_the_scenario_at_its_step(
             "it was stopped during step 2 (startPod)*"
         ]
     )
+
+
+# -- backends (issue 12) ---------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--drasim-backend", "etcd"],
+            "--drasim-backend: 'etcd' is not a valid backend; valid backends: memory, http",
+        ),
+        (
+            ["--drasim-kubeconfig", "kc.yaml"],
+            "--drasim-kubeconfig and --drasim-context need --drasim-backend",
+        ),
+        (["--drasim-backend", "kubeconfig", "--drasim-kubeconfig", "nope.yaml"], "nope.yaml: no such file"),
+    ],
+)
+def test_backend_usage_errors(pytester: pytest.Pytester, args: list[str], message: str) -> None:
+    result = pytester.runpytest(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert message in result.stderr.str()
+    assert "Traceback" not in result.stderr.str()
+
+
+def test_backend_option_and_pin_reach_the_runner(
+    pytester: pytest.Pytester, write: Any, scenario_text: Any
+) -> None:
+    write("drasim_plain.yaml", scenario_text("plain"))
+    write("drasim_pinned.yaml", scenario_text("pinned").replace("spec:\n", "spec:\n  backend: memory\n", 1))
+    result = pytester.runpytest("-q", "-rs", "--drasim-backend", "http", "--drasim-report-dir", "out")
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(
+        ["*the scenario pins backend 'memory' (spec.backend); this run uses --backend http*"]
+    )
+    report = json.loads((pytester.path / "out" / "drasim-report.json").read_text())
+    assert report["environment"]["backend"] == "http"
+    plain = next(r for r in report["results"] if r["name"] == "plain")
+    # Over HTTP the API server journals the kubelet's claim reads under its user agent.
+    assert any(e["kind"] == "api" and e["client"] == "kubelet" for e in plain["journal"])

@@ -50,3 +50,10 @@ def test_every_bug_is_caught_by_some_scenario() -> None:
 
     caught = {bug for _, bug in CATCHES}
     assert caught == set(BUGS), f"bugs no scenario catches: {sorted(set(BUGS) - caught)}"
+
+
+@pytest.mark.parametrize("scenario", LIBRARY, ids=lambda s: s.name)
+def test_scenario_passes_with_the_http_backend(scenario: Scenario) -> None:
+    """The kubelet, the runner and the fake drivers all use the kubernetes client over HTTP."""
+    result = run_scenario(scenario, RunOptions(backend="http"))
+    assert result.status == "passed", _explain(result)

@@ -293,3 +293,18 @@ def test_default_namespaces_exist_and_reset_restores_them(store):
     assert store.list(rt(store, "resourceclaims"), V1)[0] == []
     assert len(store.list(ns, V1)[0]) == 2
     assert store.resource_version > rv
+
+
+def test_deleting_a_namespace_deletes_what_is_in_it(store):
+    ns, rc, pods = rt(store, "namespaces", ""), rt(store, "resourceclaims"), rt(store, "pods", "")
+    store.create(ns, V1, {"metadata": {"name": "team"}})
+    store.create(rc, V1, {"metadata": {"name": "gpu", "namespace": "team"}, "spec": {"devices": {}}})
+    store.create(pods, V1, {"metadata": {"name": "a", "namespace": "team"}, "spec": {}})
+    store.create(rc, V1, claim())  # in default: stays
+    watch = store.watch(rc, V1, "team")
+    store.delete(ns, V1, "", "team")
+    assert store.list(rc, V1, "team")[0] == []
+    assert store.list(pods, V1, "team")[0] == []
+    assert [c["metadata"]["name"] for c in store.list(rc, V1, "default")[0]] == ["gpu"]
+    assert [e.type for e in (watch.next(timeout=1), watch.next(timeout=1))] == ["ADDED", "DELETED"]
+    watch.stop()

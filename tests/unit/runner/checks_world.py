@@ -103,6 +103,12 @@ class FakeWorld:
         self.drivers = {GPU: SimpleNamespace(name=GPU)}
         self.start_kubelet()
 
+    def namespace(self, namespace: str) -> str:
+        return namespace
+
+    def node_name(self, name: str) -> str:
+        return name
+
     def start_kubelet(self) -> None:
         self.kubelet = SimpleNamespace(manager=self.manager, host=SimpleNamespace(manager=self.plugins))
 

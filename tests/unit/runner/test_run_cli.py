@@ -260,6 +260,8 @@ def test_printed_reproduce_command_fails_again(tmp_path: Path, capsys) -> None:
         ["--driver-cmd", "d", "--capability", "health", "--capability", "cdi,metrics", "--fsync"],
         ["--scenario-timeout", "30"],
         ["--scenario-timeout", "0", "--time-scale", "1"],
+        ["--backend", "http"],
+        ["--backend", "kubeconfig", "--kubeconfig", "/tmp/kind.yaml", "--context", "kind-drasim"],
     ],
 )
 def test_reproduce_command_carries_every_option_that_changes_the_outcome(tmp_path: Path, argv) -> None:
