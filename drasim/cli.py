@@ -14,7 +14,9 @@ import importlib
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from drasim import __version__
 from drasim.errors import DrasimError
@@ -55,18 +57,44 @@ def main(argv: Sequence[str] | None = None) -> int:
     if func is None:
         parser.print_help()
         return 2
+    received: list[int] = []
+    previous = _interrupt_on_sigterm(received)
     try:
         return func(args)
     except DrasimError as err:
         print(f"drasim {args.command}: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("drasim: interrupted", file=sys.stderr)
-        return 130
+        # Driver processes and workspaces of scenarios that were running must not outlive us.
+        from drasim.runner import reaper
+
+        reaper.reap()
+        name = "SIGTERM" if received else "SIGINT"
+        print(f"drasim: interrupted ({name}); driver processes and workspaces removed", file=sys.stderr)
+        return 128 + (received[0] if received else signal.SIGINT)
     except BrokenPipeError:
         # The reader went away (`drasim list | head`): stop quietly, as other tools do.
         _silence_stdout()
         return 128 + signal.SIGPIPE
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt_on_sigterm(received: list[int]) -> Any:
+    """Make SIGTERM raise ``KeyboardInterrupt`` like SIGINT, so that clean-up runs.
+
+    Returns the previous handler (``None`` when not in the main thread, where signal
+    handlers cannot be set).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def on_sigterm(signum: int, _frame: object) -> None:
+        received.append(signum)
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGTERM, on_sigterm)
 
 
 def _silence_stdout() -> None:

@@ -160,7 +160,11 @@ def _interrupt_on_sigterm() -> Callable[[], None]:
     import signal
     import threading
 
-    def interrupt(_signum: int, _frame: object) -> None:
+    previous: object = None
+
+    def interrupt(signum: int, frame: object) -> None:
+        if callable(previous):  # the CLI's handler records which signal ended the run
+            previous(signum, frame)
         raise KeyboardInterrupt
 
     if threading.current_thread() is not threading.main_thread():

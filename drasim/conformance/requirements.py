@@ -130,7 +130,8 @@ def _fake_spec_requirements(fake: FakeDriverSpec) -> list[Requirement]:
         if used:
             found.append(Requirement(FAKE_PLUGIN, f"configures the fake plugin's {label}"))
     if fake.health:
-        found.append(Requirement(HEALTH, "its driver serves the health service (health: true)"))
+        reason = "the scenario needs a driver that serves the DRAResourceHealth service (health: true)"
+        found.append(Requirement(HEALTH, reason))
     return found
 
 

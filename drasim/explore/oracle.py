@@ -8,7 +8,6 @@ the invariant and carry the data that shows it broken.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
@@ -18,6 +17,7 @@ from drasim.errors import CheckpointError
 from drasim.explore.outcomes import OutcomeChecks
 from drasim.explore.violations import Violation
 from drasim.journal import RpcCall
+from drasim.runner.checks_cdi import duplicate_problems
 from drasim.runner.world import World
 from drasim.state import ClaimInfoState
 
@@ -168,18 +168,23 @@ class Oracle:
 
 
 def check_unique_cdi(world: World, index: int | None) -> list[Violation]:
-    """``unique-cdi-ids``: the CDI IDs each container was handed (at its start) hold no duplicate."""
+    """``unique-cdi-ids``: the CDI IDs each container was handed (at its start) hold no duplicate.
+
+    Duplicates as ``expectCdiDevices {unique: true}`` defines them: an ID a device lists
+    twice, or devices that share all their IDs (an ID common to every device is fine).
+    """
     found = []
     for rec in world.pods.values():
-        for container, ids in rec.cdi.items():
-            dupes = sorted(i for i, n in Counter(ids).items() if n > 1)
-            if dupes:
+        for container, groups in rec.cdi.items():
+            problems = duplicate_problems(groups)
+            if problems:
+                ids = [cdi_id for group in groups for cdi_id in group]
                 found.append(
                     Violation(
                         "unique-cdi-ids",
                         f"container {container} of pod {rec.key} was handed CDI IDs twice: "
-                        + ", ".join(dupes),
-                        {"pod": rec.key, "container": container, "ids": list(ids), "duplicates": dupes},
+                        + "; ".join(problems),
+                        {"pod": rec.key, "container": container, "ids": ids, "duplicates": problems},
                         index,
                     )
                 )

@@ -98,13 +98,17 @@ class ClaimInfo(ClaimInfoState):
         names, or its request names contain the request. Drivers are walked in
         insertion order (Go walks its map in random order); duplicates are kept.
         """
-        ids: list[str] = []
+        return [cdi_id for ids in self.cdi_devices_by_device(request_name) for cdi_id in ids]
+
+    def cdi_devices_by_device(self, request_name: str) -> list[tuple[str, ...]]:
+        """The same walk as :meth:`cdi_devices_as_list`, one tuple of CDI IDs per matching device."""
+        groups: list[tuple[str, ...]] = []
         for driver_state in (self.driver_state or {}).values():
             for device in driver_state.devices or []:
                 names = device.request_names
                 if request_name == "" or not names or request_name in names:
-                    ids.extend(device.cdi_device_ids or ())
-        return ids
+                    groups.append(tuple(device.cdi_device_ids or ()))
+        return groups
 
     def to_state(self) -> ClaimInfoState:
         """A copy of the checkpointed part (what ``syncToCheckpoint`` writes).

@@ -18,7 +18,7 @@ from drasim.kubelet.objects import (
 )
 from drasim.kubelet.resourceclaim import claim_name
 
-__all__ = ["container_claim_infos", "container_requests", "get_resources"]
+__all__ = ["container_claim_infos", "container_requests", "get_resources", "get_resources_by_device"]
 
 
 def container_requests(pod: PodView, container: ContainerView, gates: FeatureGates) -> dict[str, list[str]]:
@@ -63,7 +63,19 @@ def get_resources(
     Claims are visited in the order they were first referenced (upstream walks a
     Go map). A referenced claim missing from the cache is an error.
     """
-    ids: list[str] = []
+    return [cdi_id for ids in get_resources_by_device(cache, pod, container, gates) for cdi_id in ids]
+
+
+def get_resources_by_device(
+    cache: ClaimInfoCache, pod: PodView, container: ContainerView, gates: FeatureGates
+) -> list[tuple[str, ...]]:
+    """:func:`get_resources` with the IDs grouped per prepared device (one tuple per device).
+
+    Not an upstream function: a driver may hand several IDs per device (e.g. a
+    device-specific one and one common to all its devices), so checks that count
+    devices or look for duplicates need to know which IDs belong together.
+    """
+    groups: list[tuple[str, ...]] = []
     for name, requests in container_requests(pod, container, gates).items():
         with cache.read_locked():
             info = cache.get(name, pod.namespace)
@@ -74,8 +86,8 @@ def get_resources(
                 )
                 raise KubeletError(msg)
             for request in requests:
-                ids.extend(info.cdi_devices_as_list(request))
-    return ids
+                groups.extend(info.cdi_devices_by_device(request))
+    return groups
 
 
 def container_claim_infos(

@@ -44,7 +44,7 @@ from drasim.errors import (
 from drasim.interfaces import CheckpointStore, ClaimReader, Clock, DriverClient, DriverDirectory, Recorder
 from drasim.kubelet.batches import prepare_batch, unprepare_batch
 from drasim.kubelet.claiminfo import ClaimInfo, ClaimInfoCache, new_claim_info_from_claim
-from drasim.kubelet.containers import container_claim_infos, get_resources
+from drasim.kubelet.containers import container_claim_infos, get_resources, get_resources_by_device
 from drasim.kubelet.features import FeatureGates
 from drasim.kubelet.objects import (
     ClaimView,
@@ -149,6 +149,13 @@ class Manager:
         """Mirrors ``GetResources``: CDI device IDs for the container (by dict or by name)."""
         view = pod_view(pod)
         return get_resources(self.cache, view, self._container(view, container), self.feature_gates)
+
+    def get_resources_by_device(
+        self, pod: Mapping[str, Any], container: Mapping[str, Any] | str
+    ) -> list[tuple[str, ...]]:
+        """:meth:`get_resources` grouped per prepared device (not an upstream call; for checks)."""
+        view = pod_view(pod)
+        return get_resources_by_device(self.cache, view, self._container(view, container), self.feature_gates)
 
     def get_container_claim_infos(
         self, pod: Mapping[str, Any], container: Mapping[str, Any] | str

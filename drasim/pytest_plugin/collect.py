@@ -177,6 +177,7 @@ class ScenarioItem(pytest.Item):
         settings = settings_of(self.config)
         result = run_scenario(settings.prepare(self.scenario), settings.run_options(self.kubelet_version))
         self.record(result)
+        self.add_output_sections(result)
         if result.status == "skipped":
             pytest.skip(result.skip_reason or "skipped by the runner")
         if result.status in ("failed", "error"):
@@ -191,6 +192,24 @@ class ScenarioItem(pytest.Item):
         if self.result is not None and self.result is not self._attached:
             setattr(report, RESULT_ATTRIBUTE, self.result.to_dict())
             self._attached = self.result
+
+    def add_output_sections(self, result: ScenarioResult) -> None:
+        """With ``-o junit_logging=...``, pytest's JUnit gets the journal and the driver's output.
+
+        They become the item's captured stdout (the journal, one line per event, then the
+        driver's stdout) and stderr (the driver's stderr), which pytest's ``--junitxml``
+        writes as ``<system-out>`` / ``<system-err>``. Without ``junit_logging`` nothing is
+        added, so a failure's terminal output stays the scenario's own text.
+        """
+        if str(self.config.getini("junit_logging")) in ("", "no"):
+            return
+        from drasim.report.junit import case_output
+
+        out, err = case_output(result)
+        if out:
+            self.add_report_section("call", "stdout", out)
+        if err:
+            self.add_report_section("call", "stderr", err)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         """The failing step, the message, expected vs actual, journal and driver output; no traceback."""

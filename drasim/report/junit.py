@@ -57,13 +57,21 @@ def _testcase(suite: ET.Element, result: ScenarioResult) -> None:
         message = _first_line(result.failure.message) if result.failure else result.status
         details = "\n".join(failure_lines(result)[1:])
         _sub(case, tag, details, message=message, type="AssertionError" if tag == "failure" else "Error")
+    out, err = case_output(result)
+    if out:
+        _sub(case, "system-out", out)
+    if err:
+        _sub(case, "system-err", err)
+
+
+def case_output(result: ScenarioResult) -> tuple[str, str]:
+    """A scenario's (system-out, system-err): the journal, one line per event, then the
+    driver's stdout; the driver's stderr. Either is '' when there is nothing to show."""
     out = [describe_event(e) + "\n" for e in result.journal]
     if result.stdout.strip():
         out.append("driver stdout:\n" + _ensure_newline(result.stdout))
-    if out:
-        _sub(case, "system-out", "".join(out))
-    if result.stderr.strip():
-        _sub(case, "system-err", _ensure_newline(result.stderr))
+    err = _ensure_newline(result.stderr) if result.stderr.strip() else ""
+    return "".join(out), err
 
 
 def _ensure_newline(text: str) -> str:

@@ -108,6 +108,7 @@ def _claim(world: World, ref: str, namespace: str = "default") -> dict[str, Any]
 
 
 def _allocate_from_slices(world: World, claim: dict[str, Any]) -> dict[str, Any]:
+    world.wait_republished_slices()
     slices = world.runner_api.list(RESOURCE_V1, "ResourceSlice")
     classes = world.runner_api.list(RESOURCE_V1, "DeviceClass")
     others = [

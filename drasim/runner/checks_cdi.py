@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from drasim.errors import KubeletError
+from drasim.errors import ApiError, KubeletError
 from drasim.runner.checks_common import (
     as_error_match,
     container_name,
@@ -27,6 +27,7 @@ from drasim.runner.checks_common import (
     find_pod,
     plural,
 )
+from drasim.runner.checks_node import SLICE_VERSIONS
 from drasim.runner.context import StepContext, StepFailure
 from drasim.runner.pods import PodRecord, containers_of
 from drasim.scenario.expectations import ExpectCdiDevices, ExpectCdiSpecs
@@ -53,9 +54,38 @@ def cdi_ids(world: World, record: PodRecord, container: str) -> list[str]:
 
     Raises :class:`KubeletError` when GetResources fails.
     """
+    return [cdi_id for group in cdi_devices(world, record, container) for cdi_id in group]
+
+
+def cdi_devices(world: World, record: PodRecord, container: str) -> list[tuple[str, ...]]:
+    """:func:`cdi_ids` grouped per prepared device (one tuple of IDs per device)."""
     if world.kubelet is not None:
-        return list(world.kubelet.manager.get_resources(record.manifest(world.node), container))
+        return list(world.kubelet.manager.get_resources_by_device(record.manifest(world.node), container))
     return list(record.cdi.get(container, []))
+
+
+def duplicate_problems(groups: list[tuple[str, ...]]) -> list[str]:
+    """Why the devices' CDI IDs do not tell the devices apart ([] when they do).
+
+    A device that lists an ID twice is a duplicate, and so is a device none of whose
+    IDs is its own (every ID also belongs to another device of the container). An ID
+    that several devices share is fine as long as each device has one of its own:
+    drivers hand out IDs common to all their devices (the example driver's
+    ``k8s.gpu.example.com/gpu=common``), and the kubelet passes one copy per device.
+    """
+    problems: list[str] = []
+    owners: dict[str, set[int]] = {}
+    for index, group in enumerate(groups):
+        twice = sorted({i for i in group if group.count(i) > 1})
+        if twice:
+            problems.append(f"device {index + 1} lists {', '.join(twice)} twice")
+        for cdi_id in group:
+            owners.setdefault(cdi_id, set()).add(index)
+    if len(groups) > 1:
+        for index, group in enumerate(groups):
+            if group and all(len(owners[i]) > 1 for i in group):
+                problems.append(f"device {index + 1} has no ID of its own ({', '.join(group)})")
+    return problems
 
 
 def check_cdi_devices(world: World, args: ExpectCdiDevices, ctx: StepContext) -> None:
@@ -67,34 +97,50 @@ def check_cdi_devices(world: World, args: ExpectCdiDevices, ctx: StepContext) ->
         _check_get_resources_error(world, record, container, as_error_match(args.expect_error), where)
         return
     try:
-        ids = cdi_ids(world, record, container)
+        groups = cdi_devices(world, record, container)
     except KubeletError as err:
         raise StepFailure(
             f"expected the CDI devices of {where}; GetResources failed: {err}",
             expected="CDI device IDs",
             actual={"error": str(err)},
         ) from None
-    problems = _id_problems(args, ids)
+    ids = [cdi_id for group in groups for cdi_id in group]
+    problems = _id_problems(args, groups)
     if problems:
         expected = {k: v for k, v in _wanted(args).items() if v is not None}
-        raise StepFailure(
-            f"CDI devices of {where}: " + "; ".join(problems), expected=expected, actual={"ids": ids}
-        )
+        actual: dict[str, Any] = {"ids": ids}
+        if args.devices is not None or args.unique is not None:
+            actual["devices"] = [list(group) for group in groups]
+        raise StepFailure(f"CDI devices of {where}: " + "; ".join(problems), expected=expected, actual=actual)
 
 
 def _wanted(args: ExpectCdiDevices) -> dict[str, Any]:
-    return {"ids": args.ids, "count": args.count, "unique": args.unique, "wellFormed": args.well_formed}
+    return {
+        "ids": args.ids,
+        "count": args.count,
+        "devices": args.devices,
+        "unique": args.unique,
+        "wellFormed": args.well_formed,
+    }
 
 
-def _id_problems(args: ExpectCdiDevices, ids: list[str]) -> list[str]:
+def _id_problems(args: ExpectCdiDevices, groups: list[tuple[str, ...]]) -> list[str]:
+    ids = [cdi_id for group in groups for cdi_id in group]
     problems: list[str] = []
     if args.ids is not None and ids != list(args.ids):
         problems.append(f"expected {list(args.ids)}; found {ids}")
     if args.count is not None and len(ids) != args.count:
         problems.append(f"expected {plural(args.count, 'ID')}; found {len(ids)}")
-    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if args.devices is not None:
+        if len(groups) != args.devices:
+            problems.append(f"expected {plural(args.devices, 'device')} with CDI IDs; found {len(groups)}")
+        without = [index + 1 for index, group in enumerate(groups) if not group]
+        if without:
+            shown = ", ".join(str(index) for index in without)
+            problems.append(f"expected every device to have a CDI ID; device {shown} has none")
+    duplicates = duplicate_problems(groups)
     if args.unique is True and duplicates:
-        problems.append(f"expected no ID twice; found duplicates {duplicates}")
+        problems.append("expected no duplicate IDs; " + "; ".join(duplicates))
     if args.unique is False and not duplicates:
         problems.append("expected some ID to appear twice; every ID is unique")
     if args.well_formed is not None:
@@ -218,6 +264,14 @@ def check_cdi_specs(world: World, args: ExpectCdiSpecs, ctx: StepContext) -> Non
         problems.append(f"expected {plural(args.count, 'spec file')}; found {len(files)} {names}")
         expected["count"] = args.count
         actual["count"] = len(files)
+    if args.claim_specs is not None:
+        owned = _claim_spec_files(world, files)
+        if len(owned) != args.claim_specs:
+            problems.append(
+                f"expected {plural(args.claim_specs, 'spec file')} for claims; found {len(owned)} {owned}"
+            )
+            expected["claimSpecs"] = args.claim_specs
+            actual["claimSpecs"] = owned
     loaded = {path.name: load_spec(path) for path in files}
     invalid = {name: found for name, (_, found) in loaded.items() if found}
     if args.valid and invalid:
@@ -243,6 +297,43 @@ def check_cdi_specs(world: World, args: ExpectCdiSpecs, ctx: StepContext) -> Non
             actual["devices"] = sorted(known)
     if problems:
         raise StepFailure(f"CDI specs in {cdi_dir}: " + "; ".join(problems), expected=expected, actual=actual)
+
+
+def _claim_spec_files(world: World, files: list[Path]) -> list[str]:
+    """Names of the spec files whose name or content holds the UID of a ResourceClaim in the API server.
+
+    Drivers name the spec of a claim after it (CDI's transient specs take the claim UID as
+    their ID; the example driver names its devices ``<claim UID>-<device>``), while their
+    static specs (a device common to every claim) hold no claim UID.
+    """
+    uids = _claim_uids(world)
+    owned: list[str] = []
+    for path in files:
+        try:
+            text = path.name + "\n" + path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if any(uid in text for uid in uids):
+            owned.append(path.name)
+    return owned
+
+
+def _claim_uids(world: World) -> set[str]:
+    """UIDs of the ResourceClaims in the API server (from drasim's store when there is one)."""
+    backend = getattr(world, "backend", None)
+    store = backend.store if backend is not None else getattr(world, "store", None)
+    for version in SLICE_VERSIONS:
+        api_version = f"resource.k8s.io/{version}"
+        try:
+            if store is not None:
+                rtype, served = store.registry.by_kind(api_version, "ResourceClaim")
+                items, _ = store.list(rtype, served)
+            else:
+                items = world.runner_api.list(api_version, "ResourceClaim")
+        except ApiError:
+            continue
+        return {str(item["metadata"]["uid"]) for item in items}
+    return set()
 
 
 def _glob(cdi_dir: Path, pattern: str) -> list[str]:

@@ -153,6 +153,9 @@ def check_resource_slices(world: World, args: ExpectResourceSlices, ctx: StepCon
     """expectResourceSlices: how many slices (and devices) a driver has for a node."""
     node = world.node_name(args.node) if args.node else world.node
     selector = f"spec.nodeName={node}" + (f",spec.driver={args.driver}" if args.driver else "")
+    wait = getattr(world, "wait_republished_slices", None)
+    if wait is not None:
+        wait()  # a driver process's slices wiped by a kubelet start: see what it republishes
     slices = list_slices(world, selector)
     devices = sum(len((s.get("spec") or {}).get("devices") or []) for s in slices)
     names = [str((s.get("metadata") or {}).get("name", "")) for s in slices]

@@ -234,8 +234,11 @@ class ProcessDriverHandle:
     registered_socket: Path | None = None
     """The registration socket the kubelet last registered this driver through."""
     slices_seen_for_start: int = 0
-    publishes_slices: bool = False
     """The process start after which the runner last waited for the driver's ResourceSlices."""
+    publishes_slices: bool = False
+    """The driver published ResourceSlices after a start."""
+    slices_wiped: bool = False
+    """A kubelet start wiped the slices it published; not yet seen republished."""
     _process: DriverProcess | None = None
 
     def __post_init__(self) -> None:

@@ -70,8 +70,8 @@ class PodRecord:
     """pod claim name -> generated ResourceClaim name (templates)."""
     retry_due: float | None = None
     """Nominal time of the pod worker's next retry (failed prepare/unprepare)."""
-    cdi: dict[str, list[str]] = field(default_factory=dict)
-    """container name -> CDI device IDs handed to it at its last start."""
+    cdi: dict[str, list[tuple[str, ...]]] = field(default_factory=dict)
+    """container name -> CDI device IDs handed to it at its last start, one tuple per device."""
 
     @property
     def key(self) -> str:

@@ -42,7 +42,7 @@ def compute_cdi(world: World, rec: PodRecord) -> None:
     pod = rec.manifest(world.node)
     for ctr in rec.containers:
         try:
-            rec.cdi[ctr.name] = world.kubelet.manager.get_resources(
+            rec.cdi[ctr.name] = world.kubelet.manager.get_resources_by_device(
                 pod, rec.container_manifest(ctr.name, world.node)
             )
         except DrasimError as err:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from drasim.errors import ConfigError, DrasimError
+from drasim.runner import reaper
 
 PLACEHOLDERS = (
     "node",
@@ -148,13 +149,8 @@ class DriverProcess:
             self.logs_dir.mkdir(parents=True, exist_ok=True)
             with self.stdout_path.open("wb") as out, self.stderr_path.open("wb") as err:
                 try:
-                    self._proc = subprocess.Popen(
-                        argv,
-                        stdin=subprocess.DEVNULL,
-                        stdout=out,
-                        stderr=err,
-                        env=self.environment(),
-                        start_new_session=True,
+                    self._proc = reaper.spawn(
+                        argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=self.environment()
                     )
                 except OSError as error:
                     msg = f"cannot start driver command {shlex.join(argv)}: {error.strerror or error}"
@@ -195,6 +191,7 @@ class DriverProcess:
                 except subprocess.TimeoutExpired:
                     os.killpg(proc.pid, signal.SIGKILL)
                     proc.wait()
+            reaper.untrack_process(proc)
             self._proc = None
         self._emit(what, pid=proc.pid, returncode=proc.returncode, stderr=self.tail(self.stderr_path))
         return proc.returncode
@@ -225,12 +222,17 @@ class DriverProcess:
 
     @staticmethod
     def tail(path: Path, limit: int = 4000) -> str:
-        """The last ``limit`` characters of a log file ('' if missing)."""
+        """The last ``limit`` bytes of a log file, from the start of a line ('' if missing)."""
         try:
             data = path.read_bytes()
         except OSError:
             return ""
-        return data[-limit:].decode("utf-8", "replace")
+        if len(data) > limit:
+            data = data[-limit:]
+            cut = data.find(b"\n")
+            if 0 <= cut < len(data) - 1:
+                data = data[cut + 1 :]
+        return data.decode("utf-8", "replace")
 
     def _emit(self, what: str, **fields: object) -> None:
         if self.on_event is not None:

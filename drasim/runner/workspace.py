@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from drasim.errors import ConfigError
+from drasim.runner import reaper
 
 # sun_path is 108 bytes including the terminating NUL.
 MAX_SOCKET_PATH = 107
@@ -87,6 +88,7 @@ class Workspace:
     def remove(self) -> None:
         """Delete the whole tree."""
         shutil.rmtree(self.root, ignore_errors=True)
+        reaper.untrack_workspace(self.root)
 
 
 def shm_usable(path: Path | None = None, min_free: int = SHM_MIN_FREE) -> bool:
@@ -160,6 +162,7 @@ def create_workspace(base: Path | None = None, prefix: str = "drasim-", *, keep:
     parent = default_base(keep=keep) if base is None else Path(base)
     if not parent.is_dir():
         raise ConfigError(f"workspace directory {parent}: not an existing directory")
+    reaper.sweep_stale(parent, prefix)
     try:
         root = _make_root(parent, prefix)
     except OSError as err:
@@ -167,6 +170,10 @@ def create_workspace(base: Path | None = None, prefix: str = "drasim-", *, keep:
             f"workspace directory {parent}: cannot create a directory in it: {err.strerror or err}"
         ) from None
     ws = Workspace(root)
+    if not keep:
+        # Removed by reaper.reap() on an interrupt, or by the next run's sweep if we are killed.
+        reaper.track_workspace(root)
+        reaper.write_owner(root)
     longest = max(len(str(ws.registry_dir)), len(str(ws.plugins_dir)) + 1)
     if longest + _SOCKET_NAME_BUDGET > MAX_SOCKET_PATH:
         ws.remove()

@@ -49,6 +49,10 @@ REGISTRATION_TIMEOUT = 15.0
 CONNECT_TIMEOUT = 5.0
 # How long (real seconds) we wait for a freshly started driver process's ResourceSlices.
 SLICE_TIMEOUT = 10.0
+# How long (real seconds) we wait for a driver process to republish the ResourceSlices the
+# kubelet's start-up wipe deleted: the kubeletplugin helper's slice controller syncs a pool
+# DefaultSyncDelay (30 s, real time) after a slice of it was deleted.
+REPUBLISH_TIMEOUT = 40.0
 NODE_UID_NAMESPACE = uuid.UUID("6ba7b811-9dad-11d1-80b4-00c04fd430c8")
 
 
@@ -497,24 +501,49 @@ class World:
             self._journal_exit(handle)
             raise
         outcome = outcomes()[-1]
-        if outcome.get("outcome") != "registered":
-            return
-        if outcome.get("socket"):
-            handle.registered_socket = Path(str(outcome["socket"]))
+        registered = outcome.get("outcome") == "registered"
+        if registered:
+            if outcome.get("socket"):
+                handle.registered_socket = Path(str(outcome["socket"]))
+            # As for in-process fakes: the kubelet connects right after registering, and the
+            # connection cancels a pending slice wipe; a step that advances the clock before
+            # that would fire the wipe (seen under load with the example driver).
+            endpoint = outcome.get("endpoint")
+            host.wait_registered(
+                driver, timeout=CONNECT_TIMEOUT, endpoint=str(endpoint) if endpoint else None, connected=True
+            )
         starts = handle.process.starts
         if handle.slices_seen_for_start == starts:
             return
         handle.slices_seen_for_start = starts
+        handle.slices_wiped = False
+        # A driver publishes its slices through the API server whether or not the kubelet
+        # accepted its registration (the kubeletplugin helper does), so a scenario about a
+        # refused registration still allocates from them.
+        try:
+            if self._wait_for_slices(handle, SLICE_TIMEOUT):
+                handle.publishes_slices = True
+        except DriverProcessError:
+            if registered:
+                raise
+            # A driver may exit when the kubelet refuses it; that is for the scenario to check.
+
+    def _wait_for_slices(self, handle: ProcessDriverHandle, timeout: float) -> bool:
+        """Wait until a ResourceSlice of (driver, node) exists; journal ``no-slices`` if none comes.
+
+        Polls the store directly: the polls are not API calls of anybody, so they stay out
+        of the journal. Raises :class:`DriverProcessError` if the process exits meanwhile.
+        """
+        from drasim.runner.checks_node import list_slices
+
+        driver = handle.name
         selector = f"spec.driver={driver},spec.nodeName={self.node}"
-
-        def published() -> bool:
-            return bool(self.runner_api.list("resource.k8s.io/v1", "ResourceSlice", field_selector=selector))
-
         try:
             handle.process.wait_until(
-                published, timeout=SLICE_TIMEOUT, what=f"driver {driver} to publish its ResourceSlices"
+                lambda: bool(list_slices(self, selector)),
+                timeout=timeout,
+                what=f"driver {driver} to publish its ResourceSlices",
             )
-            handle.publishes_slices = True
         except DriverProcessError:
             if not handle.running:
                 self._journal_exit(handle)
@@ -523,8 +552,31 @@ class World:
                 "plugin-process",
                 action="no-slices",
                 driver=driver,
-                message=f"no ResourceSlice of this driver and node appeared within {SLICE_TIMEOUT:g}s",
+                pid=handle.process.pid,
+                message=f"no ResourceSlice of this driver and node appeared within {timeout:g}s",
             )
+            return False
+        return True
+
+    def wait_republished_slices(self) -> None:
+        """Before allocating: wait for slices that the kubelet's start-up wipe removed.
+
+        A driver process's slice controller republishes them on its own schedule (the
+        kubeletplugin helper: 30 s after the delete), so a kubelet restart does not wait
+        for that; only an allocation that needs the slices does.
+        """
+        for handle in self.drivers.values():
+            if isinstance(handle, ProcessDriverHandle) and handle.slices_wiped and handle.running:
+                handle.slices_wiped = False
+                self.journal.record(
+                    "plugin-process",
+                    action="waiting-for-slices",
+                    driver=handle.name,
+                    pid=handle.process.pid,
+                    message="the kubelet's start-up wipe deleted this driver's ResourceSlices; "
+                    f"waiting up to {REPUBLISH_TIMEOUT:g}s for the driver to publish them again",
+                )
+                self._wait_for_slices(handle, REPUBLISH_TIMEOUT)
 
     def _journal_exit(self, handle: ProcessDriverHandle) -> None:
         """Record that a driver process ended on its own (``plugin-process`` ``exited``), if it did."""
@@ -652,8 +704,9 @@ class World:
             host.start()
         for handle in self.drivers.values():
             if isinstance(handle, ProcessDriverHandle) and handle.publishes_slices:
-                # The start-up wipe removed its slices; wait until its controller republished.
-                handle.slices_seen_for_start = -1
+                # The start-up wipe removed its slices; the next allocation waits until its
+                # controller republished them (wait_republished_slices).
+                handle.slices_wiped = True
         for name, handle in self.drivers.items():
             # A driver process that already exited on its own (not stopped by a step) is
             # waited for too: the wait reports its exit status and output at once, instead

@@ -242,7 +242,22 @@ class ExpectCdiDevices:
     count: int | None = field(
         default=None, metadata=doc("Exact number of IDs.", minimum=0, maximum=MAX_COUNT)
     )
-    unique: bool | None = field(default=None, metadata=doc("true: no ID appears twice; false: some ID does."))
+    devices: int | None = field(
+        default=None,
+        metadata=doc(
+            "Exact number of prepared devices handed to the container, each with at least one CDI ID "
+            "(however many IDs the driver gives a device).",
+            minimum=0,
+            maximum=MAX_COUNT,
+        ),
+    )
+    unique: bool | None = field(
+        default=None,
+        metadata=doc(
+            "true: no device lists an ID twice and every device has an ID of its own (an ID common to "
+            "all devices is allowed); false: some device does not."
+        ),
+    )
     well_formed: bool | None = field(
         default=None, metadata=doc("true: every ID is a valid qualified CDI name 'vendor/class=name'.")
     )
@@ -264,6 +279,16 @@ class ExpectCdiSpecs:
     count: int | None = field(
         default=None,
         metadata=doc("Exact number of spec files (*.json, *.yaml).", minimum=0, maximum=MAX_COUNT),
+    )
+    claim_specs: int | None = field(
+        default=None,
+        metadata=doc(
+            "Exact number of spec files written for claims: those whose name or content holds the UID "
+            "of a ResourceClaim in the API server (a driver's static specs are not counted).",
+            minimum=0,
+            maximum=MAX_COUNT,
+            yaml="claimSpecs",
+        ),
     )
     valid: bool = field(
         default=True,

@@ -371,7 +371,8 @@ class ScenarioChecker:
         nothing = (
             (isinstance(args, ex.ExpectCalls) and not args.counts() and args.calls is None)
             or (isinstance(args, ex.ExpectCdiDevices) and args.ids is None and args.count is None
-                and args.unique is None and args.well_formed is None and args.expect_error is None)
+                and args.devices is None and args.unique is None and args.well_formed is None
+                and args.expect_error is None)
             or (isinstance(args, ex.ExpectMetric) and args.value is None and args.count is None
                 and args.present is None)
             or (isinstance(args, ex.ExpectResourceSlices) and args.count is None and args.devices is None

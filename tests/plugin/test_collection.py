@@ -89,6 +89,6 @@ def test_suite_collects_the_builtin_conformance_scenarios(pytester: pytest.Pytes
     result = pytester.runpytest("--collect-only", "-q", "--drasim-suite", "conformance")
     out = result.stdout.str()
     names = [line.rsplit("::", 1)[1] for line in out.splitlines() if "::" in line]
-    assert len(names) == 14
+    assert len(names) == 15
     assert all(name.startswith("conformance-") for name in names)
     assert "conformance-prepare-unprepare-round-trip" in names

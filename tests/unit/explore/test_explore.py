@@ -77,7 +77,7 @@ def test_duplicate_cdi_ids_break_the_uniqueness_invariant() -> None:
     violation = info.value.violation
     assert violation.invariant == "unique-cdi-ids"
     assert violation.step_index == 0
-    assert violation.data["duplicates"] == ["gpu.example.com/gpu=gpu-0"]
+    assert violation.data["duplicates"] == ["device 1 lists gpu.example.com/gpu=gpu-0 twice"]
 
 
 def test_forgets_state_leaves_a_cdi_spec_behind() -> None:

@@ -34,12 +34,15 @@ NIC = "nic.example.com"
 class FakeManager:
     """The kubelet DRA manager calls the checks make."""
 
-    resources: dict[tuple[str, str], list[str]] = field(default_factory=dict)
-    """(pod uid, container) -> CDI IDs; a missing key raises like GetResources."""
+    resources: dict[tuple[str, str], list[tuple[str, ...]]] = field(default_factory=dict)
+    """(pod uid, container) -> CDI IDs per device; a missing key raises like GetResources."""
     might_unprepare: set[str] = field(default_factory=set)
     claims: dict[str, ClaimInfoState] = field(default_factory=dict)
 
     def get_resources(self, pod: dict[str, Any], container: str) -> list[str]:
+        return [cdi_id for group in self.get_resources_by_device(pod, container) for cdi_id in group]
+
+    def get_resources_by_device(self, pod: dict[str, Any], container: str) -> list[tuple[str, ...]]:
         key = (pod["metadata"]["uid"], container)
         if key not in self.resources:
             msg = f"unable to get claim info for claim of pod {pod['metadata']['name']}"

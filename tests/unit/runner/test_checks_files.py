@@ -155,29 +155,63 @@ def test_checkpoint_valid_false_fails_on_a_good_file(world: Any) -> None:
 
 
 def test_cdi_devices_now_from_the_kubelet(world: Any) -> None:
-    world.manager.resources[("uid-a", "ctr")] = [GPU0, "gpu.example.com/gpu=gpu-1"]
+    world.manager.resources[("uid-a", "ctr")] = [(GPU0,), ("gpu.example.com/gpu=gpu-1",)]
     args = ExpectCdiDevices(
-        pod="a", ids=[GPU0, "gpu.example.com/gpu=gpu-1"], count=2, unique=True, well_formed=True
+        pod="a", ids=[GPU0, "gpu.example.com/gpu=gpu-1"], count=2, devices=2, unique=True, well_formed=True
     )
     checks.run_check(world, args, W.context("expect"))
 
 
 def test_cdi_devices_fail(world: Any) -> None:
-    world.manager.resources[("uid-a", "ctr")] = [GPU0, GPU0, "bad-id"]
+    world.manager.resources[("uid-a", "ctr")] = [(GPU0, GPU0), ("bad-id",)]
     failure = fails(world, ExpectCdiDevices(pod="a", container="ctr", count=1, unique=True, well_formed=True))
     assert failure.message == (
         "CDI devices of container ctr of pod default/a: expected 1 ID; found 3; "
-        "expected no ID twice; found duplicates ['gpu.example.com/gpu=gpu-0']; "
+        "expected no duplicate IDs; device 1 lists gpu.example.com/gpu=gpu-0 twice; "
         "expected every ID to be 'vendor/class=name'; malformed: ['bad-id']"
     )
-    assert failure.actual == {"ids": [GPU0, GPU0, "bad-id"]}
+    assert failure.actual == {"ids": [GPU0, GPU0, "bad-id"], "devices": [[GPU0, GPU0], ["bad-id"]]}
     assert failure.expected == {"count": 1, "unique": True, "wellFormed": True}
+
+
+COMMON = "k8s.gpu.example.com/gpu=common"
+
+
+def test_cdi_devices_an_id_common_to_every_device_is_not_a_duplicate(world: Any) -> None:
+    # The example driver hands every device its own ID plus one common to all of them.
+    world.manager.resources[("uid-a", "ctr")] = [
+        (COMMON, "k8s.gpu.example.com/gpu=u-gpu-0"),
+        (COMMON, "k8s.gpu.example.com/gpu=u-gpu-1"),
+    ]
+    checks.run_check(world, ExpectCdiDevices(pod="a", devices=2, unique=True), W.context("expect"))
+    failure = fails(world, ExpectCdiDevices(pod="a", count=2))
+    assert failure.message == "CDI devices of container ctr of pod default/a: expected 2 IDs; found 4"
+
+
+def test_cdi_devices_a_device_without_an_id_of_its_own_is_a_duplicate(world: Any) -> None:
+    world.manager.resources[("uid-a", "ctr")] = [(COMMON, GPU0), (COMMON, GPU0)]
+    failure = fails(world, ExpectCdiDevices(pod="a", unique=True))
+    assert failure.message == (
+        "CDI devices of container ctr of pod default/a: expected no duplicate IDs; "
+        f"device 1 has no ID of its own ({COMMON}, {GPU0}); device 2 has no ID of its own ({COMMON}, {GPU0})"
+    )
+    checks.run_check(world, ExpectCdiDevices(pod="a", unique=False), W.context("expect"))
+
+
+def test_cdi_devices_counts_devices_and_wants_an_id_for_each(world: Any) -> None:
+    world.manager.resources[("uid-a", "ctr")] = [(GPU0,), ()]
+    failure = fails(world, ExpectCdiDevices(pod="a", devices=1))
+    assert failure.message == (
+        "CDI devices of container ctr of pod default/a: expected 1 device with CDI IDs; found 2; "
+        "expected every device to have a CDI ID; device 2 has none"
+    )
+    assert failure.actual == {"ids": [GPU0], "devices": [[GPU0], []]}
 
 
 def test_cdi_devices_from_the_record_when_the_kubelet_is_stopped(world: Any) -> None:
     world.stop_kubelet()
-    world.pods["default/a"].cdi["ctr"] = [GPU0]
-    checks.run_check(world, ExpectCdiDevices(pod="a", ids=[GPU0]), W.context("expect"))
+    world.pods["default/a"].cdi["ctr"] = [(GPU0,)]
+    checks.run_check(world, ExpectCdiDevices(pod="a", ids=[GPU0], devices=1), W.context("expect"))
     failure = fails(world, ExpectCdiDevices(pod="a", ids=[]))
     assert (
         failure.message
@@ -188,7 +222,7 @@ def test_cdi_devices_from_the_record_when_the_kubelet_is_stopped(world: Any) -> 
 def test_cdi_devices_expect_error(world: Any) -> None:
     match = ErrorMatch(contains="unable to get claim info")
     checks.run_check(world, ExpectCdiDevices(pod="b", expect_error=match), W.context("expect"))
-    world.manager.resources[("uid-a", "ctr")] = [GPU0]
+    world.manager.resources[("uid-a", "ctr")] = [(GPU0,)]
     failure = fails(world, ExpectCdiDevices(pod="a", expect_error="unable"))
     assert failure.message == (
         "expected GetResources for container ctr of pod default/a to fail with an error containing "
@@ -237,8 +271,8 @@ def test_cdi_specs_pass(world: Any) -> None:
     write_spec(world, "gpu.example.com-claim_uid-gpu.json", spec())
     write_spec(world, "other.yaml", spec("vendor.io/nic", ("nic-0", "nic:1")))
     (world.workspace.cdi_dir / "notes.txt").write_text("not a spec")
-    world.manager.resources[("uid-a", "ctr")] = [GPU0, "vendor.io/nic=nic:1"]
-    world.manager.resources[("uid-b", "ctr")] = ["never/resolved=x"]
+    world.manager.resources[("uid-a", "ctr")] = [(GPU0,), ("vendor.io/nic=nic:1",)]
+    world.manager.resources[("uid-b", "ctr")] = [("never/resolved=x",)]
     world.pods["default/b"].phase = "Terminating"
     args = ExpectCdiSpecs(
         present=["gpu.example.com-*.json"], absent=["*claim_uid-zz*"], count=2, resolvable=True
@@ -278,7 +312,7 @@ def test_cdi_specs_valid_false_needs_an_invalid_spec(world: Any) -> None:
 
 def test_cdi_specs_unresolvable(world: Any) -> None:
     write_spec(world, "a.json", spec())
-    world.manager.resources[("uid-a", "ctr")] = [GPU0, "gpu.example.com/gpu=gpu-9"]
+    world.manager.resources[("uid-a", "ctr")] = [(GPU0,), ("gpu.example.com/gpu=gpu-9",)]
     failure = fails(world, ExpectCdiSpecs(resolvable=True))
     assert failure.message == (
         f"CDI specs in {world.workspace.cdi_dir}: expected every CDI ID of a Running pod's containers to "
