@@ -269,6 +269,7 @@ class Node:
             devices=devices,
             services=["v1.DRAPlugin"],
             fsync=fsync,
+            max_devices=max(devices, 1),  # scale runs give every pod a device of its own
         )
         self.driver: FakeDriver | TrivialDriver
         if driver == "fake":

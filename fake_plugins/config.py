@@ -74,6 +74,8 @@ class FakeDriverConfig:
     fsync: bool = True
     """fsync the state and CDI spec files on every write (they are atomic either way)."""
     behaviour: Behaviour = field(default_factory=Behaviour)
+    max_devices: int = MAX_NODE_DEVICES
+    """The most devices accepted (the scenario limit; benchmarks of larger nodes raise it in code)."""
     """Faults, bugs and health; see :class:`fake_plugins.behaviour.Behaviour`."""
 
     @classmethod
@@ -98,12 +100,12 @@ class FakeDriverConfig:
                     )
                 if name in self.devices[:i]:
                     raise ConfigError(f"{where}.devices[{i}]: device name {name!r} is given twice")
-            if len(self.devices) > MAX_NODE_DEVICES:
+            if len(self.devices) > self.max_devices:
                 raise ConfigError(
-                    f"{where}.devices: at most {MAX_NODE_DEVICES} names, got {len(self.devices)}"
+                    f"{where}.devices: at most {self.max_devices} names, got {len(self.devices)}"
                 )
-        elif not 0 <= self.devices <= MAX_NODE_DEVICES:
-            raise ConfigError(f"{where}.devices: must be 0 to {MAX_NODE_DEVICES}, got {self.devices}")
+        elif not 0 <= self.devices <= self.max_devices:
+            raise ConfigError(f"{where}.devices: must be 0 to {self.max_devices}, got {self.devices}")
 
     @property
     def device_prefix(self) -> str:
