@@ -25,11 +25,11 @@ A scenario may also name capabilities itself with tags ``requires:<capability>``
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from drasim.scenario.common import DEFAULT_SERVICES
-from drasim.scenario.registry import Step
+from drasim.scenario.registry import Step, walk_steps
 from drasim.scenario.schema import FakeDriverSpec, Scenario
 
 HEALTH = "health"
@@ -67,7 +67,7 @@ def scenario_requirements(scenario: Scenario) -> list[Requirement]:
     first_name = first.name if first is not None else ""
     if first is not None and first.fake is not None:
         found += _fake_spec_requirements(first.fake)
-    for step in _walk(scenario.spec.steps):
+    for step in walk_steps(scenario.spec.steps):
         found += _step_requirements(step, first_name)
     unique: dict[str, Requirement] = {}
     for req in found:
@@ -101,18 +101,6 @@ def real_driver_skip_reason(scenario: Scenario, capabilities: Iterable[str] = ()
 def check_capability_names(names: Iterable[str]) -> list[str]:
     """Names that are not valid capability names (lowercase letters, digits, '-' and '.')."""
     return [name for name in names if not CAPABILITY_NAME.match(name)]
-
-
-def _walk(steps: Iterable[Step]) -> Iterator[Step]:
-    """Steps in order, including those inside ``parallel`` and ``restartKubelet.during``."""
-    for step in steps:
-        yield step
-        inner = getattr(step.args, "steps", None)
-        if step.name == "parallel" and isinstance(inner, list):
-            yield from _walk(inner)
-        during = getattr(step.args, "during", None)
-        if isinstance(during, Step):
-            yield from _walk([during])
 
 
 def _fake_spec_requirements(fake: FakeDriverSpec) -> list[Requirement]:

@@ -61,6 +61,7 @@ def backend_skip_reason(scenario: Scenario, requested: str | None, kubelet_versi
 
 
 def _fake_server_needs(scenario: Scenario) -> list[str]:
+    from drasim.scenario.registry import walk_steps
     from drasim.scenario.schema import ApiServerSpec
 
     api = scenario.spec.api_server
@@ -70,16 +71,8 @@ def _fake_server_needs(scenario: Scenario) -> list[str]:
     if list(api.resource_api_versions) != list(ApiServerSpec().resource_api_versions):
         served = ", ".join(api.resource_api_versions)
         needs.append(f"serves only resource.k8s.io {served} (spec.apiServer.resourceApiVersions)")
-    pending = list(scenario.spec.steps)
-    while pending:
-        step = pending.pop(0)
+    for step in walk_steps(scenario.spec.steps):
         if step.name == "fault" and getattr(step.args, "api_server", None) is not None:
             where = f" at {step.location}" if step.file else ""
             needs.append(f"injects an API-server fault{where}")
-        inner = getattr(step.args, "steps", None)
-        if isinstance(inner, list):
-            pending += inner
-        during = getattr(step.args, "during", None)
-        if during is not None and hasattr(during, "args"):
-            pending.append(during)
     return needs

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from drasim.errors import ConfigError
+from drasim.scenario.registry import walk_steps
 
 if TYPE_CHECKING:
     from drasim.scenario.schema import Scenario
@@ -64,16 +65,8 @@ def defined_names(scenario: Scenario, kind: str) -> set[str]:
     """Names of the objects of ``kind`` the scenario itself defines (objects, apply and create steps)."""
     names: set[str] = set()
     manifests: list[Any] = list(scenario.spec.objects)
-    pending = list(scenario.spec.steps)
-    while pending:
-        step = pending.pop()
+    for step in walk_steps(scenario.spec.steps):
         manifests += list(getattr(step.args, "objects", None) or [])
-        inner = getattr(step.args, "steps", None)
-        if isinstance(inner, list):
-            pending += inner
-        during = getattr(step.args, "during", None)
-        if during is not None and hasattr(during, "args"):
-            pending.append(during)
     for obj in manifests:
         if isinstance(obj, dict) and obj.get("kind") == kind:
             name = (obj.get("metadata") or {}).get("name")

@@ -40,6 +40,7 @@ from drasim.runner.pods import PodRecord
 from drasim.runner.process import DriverProcessError
 from drasim.runner.workspace import Workspace, create_workspace
 from drasim.scenario.limits import DEFAULT_SCENARIO_TIMEOUT
+from drasim.scenario.registry import walk_steps
 from drasim.scenario.schema import DriverSpec, Scenario
 from drasim.timescale import effective_time_scale
 
@@ -818,18 +819,5 @@ def _specs(slices: list[dict[str, Any]]) -> list[str]:
 
 def _restart_versions(scenario: Scenario) -> list[str]:
     """Every ``version`` of a restartKubelet/startKubelet step (also nested ones), in order."""
-    found: list[str] = []
-
-    def visit(step: Any) -> None:
-        args = getattr(step, "args", None)
-        version = getattr(args, "version", None)
-        if isinstance(version, str) and version:
-            found.append(version)
-        for name in ("during", "steps"):
-            nested = getattr(args, name, None)
-            for item in nested if isinstance(nested, list) else [nested] if nested is not None else []:
-                visit(item)
-
-    for step in scenario.spec.steps:
-        visit(step)
-    return found
+    versions = (getattr(step.args, "version", None) for step in walk_steps(scenario.spec.steps))
+    return [v for v in versions if isinstance(v, str) and v]

@@ -7,7 +7,7 @@ Each step in ``spec.steps`` is a mapping with exactly one key. The key is looked
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
@@ -106,3 +106,15 @@ class Step:
     def location(self) -> str:
         """``file:line:column`` of the step's key, for reports."""
         return f"{self.file}:{self.line}:{self.column}"
+
+
+def walk_steps(steps: Iterable[Step]) -> Iterator[Step]:
+    """Steps in file order, each followed by those nested in it (``parallel`` steps, ``during``)."""
+    for step in steps:
+        yield step
+        inner = getattr(step.args, "steps", None)
+        if isinstance(inner, list):
+            yield from walk_steps(s for s in inner if isinstance(s, Step))
+        during = getattr(step.args, "during", None)
+        if isinstance(during, Step):
+            yield from walk_steps([during])
