@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from fake_plugins.behaviour import BUGS, Behaviour, Fault, HealthSpec
+from drasim.faults import PluginFault
+from fake_plugins.behaviour import BUGS, Behaviour, HealthSpec, decode_fault
 from fake_plugins.config import FakeDriverConfig, load_behaviour_file
 from fake_plugins.slices import build_slices
 
@@ -32,9 +33,10 @@ __all__ = [
     "Call",
     "FakeDriver",
     "FakeDriverConfig",
-    "Fault",
     "HealthSpec",
+    "PluginFault",
     "build_slices",
+    "decode_fault",
     "load_behaviour_file",
     "read_journal",
 ]

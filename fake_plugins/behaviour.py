@@ -1,7 +1,10 @@
 """Scriptable behaviour of a fake driver: faults, deliberate bugs and device health.
 
 Everything here is plain data that a YAML scenario can carry, plus :class:`FaultPlan`,
-the thread-safe bookkeeping that decides which faults fire on a given call.
+the thread-safe bookkeeping that decides which faults fire on a given call. Fault rules are
+:class:`drasim.faults.PluginFault` values, the rules a scenario writes; :func:`decode_fault`
+reads them from a behaviour file, which keeps its own keys (``omit``, ``extraUid``, ``skip``,
+``once``, ``times: null``). Their ``delay`` is in real seconds.
 """
 
 from __future__ import annotations
@@ -13,41 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from drasim.errors import ConfigError
+from drasim.faults import ANY_RPC, GRPC_CODES, PluginFault, plugin_fault_problem
 from drasim.values import ClaimRef
-from fake_plugins.decode import decode
-
-#: RPC names a fault may target (short names; ``*`` matches every RPC).
-RPC_NAMES: tuple[str, ...] = (
-    "NodePrepareResources",
-    "NodeUnprepareResources",
-    "GetInfo",
-    "NotifyRegistrationStatus",
-    "NodeWatchResources",
-    "*",
-)
-
-#: gRPC status code names (Python/canonical spelling) accepted in ``code``.
-STATUS_CODES: tuple[str, ...] = (
-    "OK",
-    "CANCELLED",
-    "UNKNOWN",
-    "INVALID_ARGUMENT",
-    "DEADLINE_EXCEEDED",
-    "NOT_FOUND",
-    "ALREADY_EXISTS",
-    "PERMISSION_DENIED",
-    "RESOURCE_EXHAUSTED",
-    "FAILED_PRECONDITION",
-    "ABORTED",
-    "OUT_OF_RANGE",
-    "UNIMPLEMENTED",
-    "INTERNAL",
-    "UNAVAILABLE",
-    "DATA_LOSS",
-    "UNAUTHENTICATED",
-)
-
-CRASH_POINTS: tuple[str, ...] = ("", "before", "after")
+from fake_plugins.decode import DECODERS, decode, decode_fields
 
 #: Deliberate bugs a conformance suite must catch; see :class:`Behaviour`.
 BUGS: dict[str, str] = {
@@ -73,74 +44,85 @@ def code_name(code: str, where: str) -> str:
     """Normalise ``Unavailable`` / ``unavailable`` / ``UNAVAILABLE`` to the canonical name."""
     upper = "".join("_" + c if c.isupper() and i else c for i, c in enumerate(code)).upper()
     for candidate in (code.upper(), upper.replace("__", "_")):
-        if candidate in STATUS_CODES:
+        if candidate in GRPC_CODES:
             return candidate
-    close = difflib.get_close_matches(code.upper(), STATUS_CODES, n=1)
+    close = difflib.get_close_matches(code.upper(), GRPC_CODES, n=1)
     hint = f" Did you mean '{close[0]}'?" if close else ""
     raise ConfigError(f"{where}: '{code}' is not a gRPC status code.{hint}")
 
 
-@dataclass
-class Fault:
-    """One scripted misbehaviour, applied to the calls it matches.
+# A fault rule is a :class:`drasim.faults.PluginFault`, the one fault vocabulary of scenarios and
+# the runner. A behaviour file keeps its own keys for it (camelCase or snake_case):
+_WIRE_FIELDS: dict[str, Any] = {
+    "rpc": str,  # RPC short name or ``*`` (the default): which calls the rule matches
+    "claim": str,  # only calls carrying this claim (``namespace/name`` or UID); empty: every call
+    "code": str,  # fail the whole call with this gRPC status code (Go-style names accepted)
+    "message": str,  # details text for ``code``
+    "error": str,  # per-claim error string for the matching claims (prepare/unprepare)
+    "omit": bool,  # leave the matching claims out of the reply (``missing_claim``)
+    "extra_uid": str,  # add an entry for this UID, which nobody asked for (``unknown_uid``)
+    "delay": float,  # real seconds to wait before answering
+    "nil_entry": bool,  # answer the matching claims with an empty (nil) entry
+    "hang": bool,  # block until released or stopped, or until the caller gives up
+    "block": bool,  # like hang, but the caller giving up does not end it
+    "crash": str,  # ``before`` / ``after``: the process dies mid-call
+    "times": int | None,  # fire this many times, then behave; null (the default): always
+    "once": bool,  # shorthand for times: 1
+    "skip": int,  # let this many matching calls pass untouched first (``after``)
+}
+_WIRE_NAMES = {"after": "skip", "missing_claim": "omit", "extra_uid": "extraUid"}
+"""PluginFault field -> behaviour-file key, where they differ (for error messages)."""
 
-    A fault matches a call when ``rpc`` names it and, if ``claim`` is set, the call
-    carries that claim. ``times``/``once``/``skip`` say for which matching calls it fires.
-    """
 
-    rpc: str = "*"
-    """RPC short name (NodePrepareResources, ..., GetInfo) or ``*`` for any."""
-    claim: str = ""
-    """Only calls carrying this claim (``namespace/name`` or UID); empty = every call."""
-    code: str = ""
-    """Fail the whole call with this gRPC status code (e.g. UNAVAILABLE)."""
-    message: str = ""
-    """Details text for ``code``; defaults to a description of the fault."""
-    error: str = ""
-    """Per-claim error string in the reply for the matching claims (prepare/unprepare)."""
-    omit: bool = False
-    """Leave the matching claims out of the reply."""
-    extra_uid: str = ""
-    """Add an entry for this UID, which nobody asked for, to the reply."""
-    delay: float = 0.0
-    """Seconds to wait before answering."""
-    nil_entry: bool = False
-    """Answer the matching claims with an empty (nil) entry: no error, no devices."""
-    hang: bool = False
-    """Block until the driver is stopped or its hung calls are released, or the caller gives up."""
-    block: bool = False
-    """Like ``hang``, but the caller giving up does not end it: once released, the call does its work."""
-    crash: str = ""
-    """``before`` (no side effects) or ``after`` (state written, no reply): the process dies mid-call."""
-    times: int | None = None
-    """Fire this many times, then behave; ``null`` = always."""
-    once: bool = False
-    """Shorthand for ``times: 1``."""
-    skip: int = 0
-    """Let this many matching calls pass untouched first."""
+def decode_fault(data: Any, where: str = "fault") -> PluginFault:
+    """The :class:`PluginFault` a behaviour file's fault mapping describes (or ``data`` itself,
+    when it is one), checked; bad input is a ConfigError naming the key."""
+    if isinstance(data, PluginFault):
+        check_fault(data, where)
+        return data
+    wire = decode_fields(_WIRE_FIELDS, data, where)
+    times = wire.get("times")
+    if times is not None and times < 1:
+        raise ConfigError(f"{where}.times: must be >= 1 (null or left out: every matching call), got {times}")
+    code = wire.get("code") or None
+    extra_uid = wire.get("extra_uid", "")
+    fault = PluginFault(
+        rpc=wire.get("rpc", ANY_RPC),
+        claim=wire.get("claim", ""),
+        code=code_name(code, f"{where}.code") if code else None,  # type: ignore[arg-type]
+        message=wire.get("message", ""),
+        error=wire.get("error", ""),
+        missing_claim=wire.get("omit", False),
+        unknown_uid=bool(extra_uid),
+        extra_uid=extra_uid,
+        nil_entry=wire.get("nil_entry", False),
+        delay=wire.get("delay", 0.0),
+        hang=wire.get("hang", False),
+        block=wire.get("block", False),
+        crash=wire.get("crash") or None,
+        times=1 if wire.get("once") else times or 0,
+        after=wire.get("skip", 0),
+    )
+    check_fault(fault, where)
+    return fault
 
-    def validate(self, where: str) -> None:
-        """Raise ConfigError on a bad value."""
-        if self.rpc not in RPC_NAMES:
-            close = difflib.get_close_matches(self.rpc, RPC_NAMES, n=1)
-            hint = f" Did you mean '{close[0]}'?" if close else ""
-            raise ConfigError(f"{where}.rpc: unknown RPC '{self.rpc}'.{hint} Valid: {', '.join(RPC_NAMES)}.")
-        if self.code:
-            self.code = code_name(self.code, f"{where}.code")
-        if self.crash not in CRASH_POINTS:
-            raise ConfigError(f"{where}.crash: expected 'before' or 'after', got '{self.crash}'")
-        if self.times is not None and self.times < 0:
-            raise ConfigError(f"{where}.times: must be >= 0, got {self.times}")
-        if self.delay < 0:
-            raise ConfigError(f"{where}.delay: must be >= 0, got {self.delay}")
-        if self.once:
-            self.times = 1
 
-    def matches(self, rpc: str, claims: Sequence[ClaimRef]) -> bool:
-        """Does this fault apply to a call of ``rpc`` carrying ``claims``?"""
-        if self.rpc not in ("*", rpc):
-            return False
-        return not self.claim or any(claim_matches(self.claim, c) for c in claims)
+def check_fault(fault: PluginFault, where: str) -> None:
+    """Raise ConfigError when ``fault`` leaves the vocabulary (:func:`drasim.faults.plugin_fault_problem`)."""
+    problem = plugin_fault_problem(fault)
+    if problem is not None:
+        name, message = problem
+        raise ConfigError(f"{where}.{_WIRE_NAMES.get(name, name)}: {message}")
+
+
+DECODERS[PluginFault] = decode_fault
+
+
+def fault_matches(fault: PluginFault, rpc: str, claims: Sequence[ClaimRef]) -> bool:
+    """Does ``fault`` apply to a call of ``rpc`` carrying ``claims``?"""
+    if fault.rpc not in (ANY_RPC, rpc):
+        return False
+    return not fault.claim or any(claim_matches(fault.claim, c) for c in claims)
 
 
 def claim_matches(selector: str, claim: ClaimRef) -> bool:
@@ -168,7 +150,7 @@ class HealthSpec:
 class Behaviour:
     """What a fake driver does beyond the correct protocol (YAML: ``faults``, ``bugs``, ``health``)."""
 
-    faults: list[Fault] = field(default_factory=list)
+    faults: list[PluginFault] = field(default_factory=list)
     bugs: list[str] = field(default_factory=list)
     health: list[HealthSpec] = field(default_factory=list)
 
@@ -182,7 +164,7 @@ class Behaviour:
     def validate(self, where: str = "behaviour") -> None:
         """Check fault values, bug names and health values."""
         for i, fault in enumerate(self.faults):
-            fault.validate(f"{where}.faults[{i}]")
+            check_fault(fault, f"{where}.faults[{i}]")
         for i, bug in enumerate(self.bugs):
             if bug not in BUGS:
                 close = difflib.get_close_matches(bug, BUGS, n=1)
@@ -217,29 +199,29 @@ class FaultPlan:
     rule counts a call towards its ``skip`` only when it was consulted for that call.
     """
 
-    def __init__(self, faults: Sequence[Fault]) -> None:
+    def __init__(self, faults: Sequence[PluginFault]) -> None:
         self._faults = list(faults)
         self._seen = [0] * len(self._faults)
         self._fired = [0] * len(self._faults)
         self._lock = threading.Lock()
 
-    def extend(self, faults: Sequence[Fault]) -> None:
+    def extend(self, faults: Sequence[PluginFault]) -> None:
         """Append rules; the counters of the rules already there are kept (no re-arming)."""
         with self._lock:
             self._faults.extend(faults)
             self._seen.extend(0 for _ in faults)
             self._fired.extend(0 for _ in faults)
 
-    def select(self, rpc: str, claims: Sequence[ClaimRef] = ()) -> list[Fault]:
+    def select(self, rpc: str, claims: Sequence[ClaimRef] = ()) -> list[PluginFault]:
         """The fault that fires on this call (a list of at most one); consumes one use of it."""
         with self._lock:
             for i, fault in enumerate(self._faults):
-                if not fault.matches(rpc, claims):
+                if not fault_matches(fault, rpc, claims):
                     continue
-                if fault.times is not None and self._fired[i] >= fault.times:
+                if fault.times and self._fired[i] >= fault.times:
                     continue
                 self._seen[i] += 1
-                if self._seen[i] <= fault.skip:
+                if self._seen[i] <= fault.after:
                     continue
                 self._fired[i] += 1
                 return [fault]

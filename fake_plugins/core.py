@@ -18,9 +18,10 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
+from drasim.faults import PluginFault
 from drasim.values import ClaimRef, Device, PrepareResult, UnprepareResult
 from fake_plugins import cdi
-from fake_plugins.behaviour import Behaviour, Fault, claim_matches
+from fake_plugins.behaviour import Behaviour, claim_matches
 from fake_plugins.claims import (
     ClaimSource,
     KubeObject,
@@ -45,14 +46,14 @@ class CallError(Exception):
 class CallEffects(Protocol):
     """Call-level faults (delay, hang, crash, status code), applied by the driver."""
 
-    def before(self, faults: Sequence[Fault], context: Any = None) -> None:
+    def before(self, faults: Sequence[PluginFault], context: Any = None) -> None:
         """Runs after the lock is taken, before any side effect; may raise CallError.
 
         ``context`` is the gRPC call's context, so a hang ends when the caller gives up.
         """
         ...
 
-    def after(self, faults: Sequence[Fault]) -> None:
+    def after(self, faults: Sequence[PluginFault]) -> None:
         """Runs after side effects, before the reply is sent (crash ``after``)."""
         ...
 
@@ -93,7 +94,7 @@ class DriverCore:
     # --- NodePrepareResources -------------------------------------------------
 
     def prepare(
-        self, claims: Sequence[ClaimRef], faults: Sequence[Fault], context: Any = None
+        self, claims: Sequence[ClaimRef], faults: Sequence[PluginFault], context: Any = None
     ) -> dict[str, PrepareResult]:
         """Prepare every claim; whole-call problems raise :class:`CallError`."""
         try:
@@ -200,7 +201,7 @@ class DriverCore:
     # --- NodeUnprepareResources -----------------------------------------------
 
     def unprepare(
-        self, claims: Sequence[ClaimRef], faults: Sequence[Fault], context: Any = None
+        self, claims: Sequence[ClaimRef], faults: Sequence[PluginFault], context: Any = None
     ) -> dict[str, UnprepareResult]:
         """Unprepare every claim; an unknown claim is a success."""
         with self._serialized():
@@ -238,7 +239,7 @@ class DriverCore:
         return dict(self.state.claims)
 
 
-def _claim_error(faults: Sequence[Fault], ref: ClaimRef) -> str:
+def _claim_error(faults: Sequence[PluginFault], ref: ClaimRef) -> str:
     for fault in faults:
         if fault.error and claim_matches(fault.claim, ref):
             return fault.error
@@ -248,18 +249,18 @@ def _claim_error(faults: Sequence[Fault], ref: ClaimRef) -> str:
 def _shape_reply(
     results: dict[str, PrepareResult] | dict[str, UnprepareResult],
     claims: Sequence[ClaimRef],
-    faults: Sequence[Fault],
+    faults: Sequence[PluginFault],
     empty: PrepareResult | UnprepareResult,
 ) -> None:
-    """Apply the ``omit``, ``nilEntry`` and ``extraUid`` faults to a reply."""
+    """Apply the ``missing_claim``, ``nil_entry`` and ``unknown_uid`` faults to a reply."""
     for fault in faults:
         if fault.nil_entry:
             for ref in claims:
                 if claim_matches(fault.claim, ref) and ref.uid in results:
                     results[ref.uid] = empty  # type: ignore[assignment]
-        if fault.omit:
+        if fault.missing_claim:
             for ref in claims:
                 if claim_matches(fault.claim, ref):
                     results.pop(ref.uid, None)
-        if fault.extra_uid:
-            results[fault.extra_uid] = empty  # type: ignore[assignment]
+        if fault.unknown_uid:
+            results[fault.added_uid] = empty  # type: ignore[assignment]

@@ -12,6 +12,7 @@ import difflib
 import re
 import types
 import typing
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, Union
 
 from drasim.errors import ConfigError
@@ -19,6 +20,10 @@ from drasim.errors import ConfigError
 T = TypeVar("T")
 
 _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
+
+DECODERS: dict[type, Callable[[Any, str], Any]] = {}
+"""Types decoded by their own function (``decoder(raw, path)``), e.g. fault rules, whose keys
+in a behaviour file are not their field names (:mod:`fake_plugins.behaviour` registers it)."""
 
 
 def snake(key: str) -> str:
@@ -36,10 +41,16 @@ def decode(cls: type[T], data: Any, where: str = "") -> T:
     """Build ``cls`` (a dataclass) from a mapping, checking every key and value type."""
     if isinstance(data, cls):
         return data
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: hints[f.name] for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    return cls(**decode_fields(fields, data, where))
+
+
+def decode_fields(fields: Mapping[str, Any], data: Any, where: str = "") -> dict[str, Any]:
+    """The values of a mapping whose keys (camelCase or snake_case) are ``fields`` (snake_case
+    name -> type), by snake_case name, each checked against its type."""
     if not isinstance(data, dict):
         raise ConfigError(f"{where or '<root>'}: expected a mapping, got {_kind(data)}")
-    hints = typing.get_type_hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     values: dict[str, Any] = {}
     for key, raw in data.items():
         name = snake(str(key))
@@ -49,8 +60,8 @@ def decode(cls: type[T], data: Any, where: str = "") -> T:
             close = difflib.get_close_matches(camel(name), valid, n=1)
             hint = f" Did you mean '{close[0]}'?" if close else ""
             raise ConfigError(f"{path}: unknown field.{hint} Valid fields: {', '.join(valid)}.")
-        values[name] = _value(hints[name], raw, path)
-    return cls(**values)
+        values[name] = _value(fields[name], raw, path)
+    return values
 
 
 def _value(tp: Any, raw: Any, path: str) -> Any:
@@ -70,8 +81,9 @@ def _value(tp: Any, raw: Any, path: str) -> Any:
             raise ConfigError(f"{path}: expected a mapping, got {_kind(raw)}")
         _, item = typing.get_args(tp)
         return {str(k): _value(item, v, f"{path}.{k}") for k, v in raw.items()}
-    if dataclasses.is_dataclass(tp):
-        return decode(typing.cast(type[Any], tp), raw, path)
+    if tp in DECODERS or dataclasses.is_dataclass(tp):
+        custom = DECODERS.get(tp)
+        return custom(raw, path) if custom else decode(typing.cast(type[Any], tp), raw, path)
     return _scalar(tp, raw, path)
 
 

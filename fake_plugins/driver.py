@@ -26,8 +26,9 @@ import grpc
 from drasim._proto.pluginregistration.v1 import api_pb2_grpc as reg_grpc
 from drasim.apiversions import DRA_APIS, HEALTH_APIS
 from drasim.errors import ConfigError, DrasimError
+from drasim.faults import PluginFault
 from drasim.values import ClaimRef
-from fake_plugins.behaviour import Behaviour, Fault, FaultPlan, HealthSpec
+from fake_plugins.behaviour import Behaviour, FaultPlan, HealthSpec, decode_fault
 from fake_plugins.claims import ClaimSource
 from fake_plugins.config import (
     FakeDriverConfig,
@@ -52,7 +53,7 @@ class _Effects:
         self.driver = driver
         self.instance = instance
 
-    def before(self, faults: Sequence[Fault], context: grpc.ServicerContext | None = None) -> None:
+    def before(self, faults: Sequence[PluginFault], context: grpc.ServicerContext | None = None) -> None:
         for fault in faults:
             if fault.delay:
                 self.instance.stop_event.wait(fault.delay)
@@ -72,7 +73,7 @@ class _Effects:
                     fault.code, fault.message or f"fake driver: scripted {fault.code} for {fault.rpc}"
                 )
 
-    def after(self, faults: Sequence[Fault]) -> None:
+    def after(self, faults: Sequence[PluginFault]) -> None:
         if any(f.crash == "after" for f in faults):
             raise CrashError
 
@@ -100,7 +101,7 @@ class _Instance:
         for executor in self.executors:
             executor.shutdown(wait=False)
 
-    def select_faults(self, rpc: str, claims: Sequence[ClaimRef] = ()) -> list[Fault]:
+    def select_faults(self, rpc: str, claims: Sequence[ClaimRef] = ()) -> list[PluginFault]:
         return self.driver._plan.select(rpc, claims)
 
     def on_registration_status(self, registered: bool, error: str) -> None:
@@ -322,10 +323,10 @@ class FakeDriver:
             instance.core.behaviour = behaviour
             instance.board.apply(behaviour.health)
 
-    def add_faults(self, faults: Sequence[Fault | dict[str, Any]]) -> None:
-        """Append fault rules; rules already there keep their counters (a used-up rule stays used up)."""
-        new = [f if isinstance(f, Fault) else Behaviour.from_dict({"faults": [f]}).faults[0] for f in faults]
-        Behaviour(faults=new).validate()
+    def add_faults(self, faults: Sequence[PluginFault | dict[str, Any]]) -> None:
+        """Append fault rules (or behaviour-file fault mappings); rules already there keep their
+        counters (a used-up rule stays used up)."""
+        new = [decode_fault(f, f"faults[{i}]") for i, f in enumerate(faults)]
         with self._lifecycle:
             self.behaviour.faults.extend(new)
             self._plan.extend(new)

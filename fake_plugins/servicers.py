@@ -18,8 +18,8 @@ from google.protobuf.message import Message
 
 from drasim._proto.pluginregistration.v1 import api_pb2 as reg_pb
 from drasim.apiversions import DRA_APIS
+from drasim.faults import PluginFault
 from drasim.values import ClaimRef, PrepareResult, UnprepareResult
-from fake_plugins.behaviour import Fault
 from fake_plugins.config import FakeDriverConfig
 from fake_plugins.core import CallEffects, CallError, DriverCore
 from fake_plugins.health import DeviceHealthState, HealthBoard
@@ -47,7 +47,7 @@ class Runtime(Protocol):
     board: HealthBoard
     effects: CallEffects
 
-    def select_faults(self, rpc: str, claims: Sequence[ClaimRef] = ()) -> list[Fault]:
+    def select_faults(self, rpc: str, claims: Sequence[ClaimRef] = ()) -> list[PluginFault]:
         """The faults that fire on this call."""
         ...
 
@@ -76,7 +76,7 @@ def serve_call(
     method: str,
     request: Message,
     claims: Sequence[ClaimRef] = (),
-    work: Callable[[list[Fault]], M],
+    work: Callable[[list[PluginFault]], M],
 ) -> M:
     """Run one unary call: pick faults, do the work, record it, map failures to statuses."""
     start, t0 = time.time(), time.monotonic()
@@ -124,7 +124,7 @@ class RegistrationServicer:
     def GetInfo(self, request: reg_pb.InfoRequest, context: grpc.ServicerContext) -> reg_pb.PluginInfo:  # noqa: N802
         """Type DRAPlugin, the driver name, the DRA socket as endpoint, the advertised services."""
 
-        def work(faults: list[Fault]) -> reg_pb.PluginInfo:
+        def work(faults: list[PluginFault]) -> reg_pb.PluginInfo:
             self.rt.effects.before(faults, context)
             cfg = self.rt.config
             return reg_pb.PluginInfo(
@@ -143,7 +143,7 @@ class RegistrationServicer:
     ) -> reg_pb.RegistrationStatusResponse:
         """Store the status; a failed registration is answered with an error, as the helper does."""
 
-        def work(faults: list[Fault]) -> reg_pb.RegistrationStatusResponse:
+        def work(faults: list[PluginFault]) -> reg_pb.RegistrationStatusResponse:
             self.rt.on_registration_status(request.plugin_registered, request.error)
             self.rt.effects.before(faults, context)
             if not request.plugin_registered:
@@ -172,7 +172,7 @@ class DRAPluginServicer:
         """Prepare the claims through the core and convert the reply."""
         claims = _claims(request)
 
-        def work(faults: list[Fault]) -> Any:
+        def work(faults: list[PluginFault]) -> Any:
             results = self.rt.core.prepare(claims, faults, context)
             return self.pb.NodePrepareResourcesResponse(
                 claims={uid: self._prepare_entry(r) for uid, r in results.items()}
@@ -191,7 +191,7 @@ class DRAPluginServicer:
         """Unprepare the claims through the core and convert the reply."""
         claims = _claims(request)
 
-        def work(faults: list[Fault]) -> Any:
+        def work(faults: list[PluginFault]) -> Any:
             results: dict[str, UnprepareResult] = self.rt.core.unprepare(claims, faults, context)
             return self.pb.NodeUnprepareResourcesResponse(
                 claims={
@@ -241,7 +241,7 @@ class HealthServicer:
         context.add_callback(board.wake)
         version = -1
 
-        def opening(faults: list[Fault]) -> Any:
+        def opening(faults: list[PluginFault]) -> Any:
             nonlocal version
             self.rt.effects.before(faults, context)
             version, devices = board.snapshot()

@@ -13,19 +13,20 @@
 
 from __future__ import annotations
 
-from drasim.apiserver.faults import FaultInjector, StoreFault
+from drasim.apiserver.faults import ApiFault, FaultInjector, decode_fault
 from drasim.apiserver.memory import MemoryCluster
 from drasim.apiserver.port import Cluster, WatchStream
 from drasim.apiserver.store import ObjectStore
 from drasim.apiserver.watch import Watch, WatchEvent
 
 __all__ = [
+    "ApiFault",
     "Cluster",
     "FaultInjector",
     "MemoryCluster",
     "ObjectStore",
-    "StoreFault",
     "Watch",
     "WatchEvent",
     "WatchStream",
+    "decode_fault",
 ]

@@ -12,10 +12,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from drasim.apiserver.faults import StoreFault
+from drasim.apiserver.faults import fault_error
 from drasim.apiserver.kinds import ResourceType
 from drasim.apiserver.store import ObjectStore
 from drasim.errors import ApiError
+from drasim.faults import ApiFault
 
 T = TypeVar("T")
 
@@ -35,7 +36,7 @@ class ApiCall:
     client: str = IN_PROCESS
 
 
-def guarded(store: ObjectStore, call: ApiCall, action: Callable[[StoreFault | None], T]) -> T:
+def guarded(store: ObjectStore, call: ApiCall, action: Callable[[ApiFault | None], T]) -> T:
     """Apply a matching fault (latency, error), run ``action``, and journal the outcome.
 
     ``action`` receives the fault that fired (or ``None``) so a watch can honour a
@@ -48,9 +49,9 @@ def guarded(store: ObjectStore, call: ApiCall, action: Callable[[StoreFault | No
         fault = store.faults.take(
             call.verb, call.rtype, call.namespace, call.name, call.subresource, client=call.client
         )
-        if fault is not None and fault.latency:
-            store.sleep(fault.latency)
-        error = fault.error(call.verb, call.rtype, call.name) if fault is not None else None
+        if fault is not None and fault.delay:
+            store.sleep(fault.delay)
+        error = fault_error(fault, call.verb, call.rtype, call.name) if fault is not None else None
         if error is not None:
             raise error
         return action(fault)

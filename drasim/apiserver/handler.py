@@ -21,11 +21,12 @@ from urllib.parse import parse_qs, urlsplit
 from drasim.apiserver import listing, routes
 from drasim.apiserver.bodies import JSON, PROTOBUF, check_depth, check_kind, decode_protobuf, json_object
 from drasim.apiserver.calls import ApiCall, guarded
-from drasim.apiserver.faults import StoreFault
+from drasim.apiserver.faults import decode_fault
 from drasim.apiserver.patch import PATCH_CONTENT_TYPES
 from drasim.apiserver.status import REASONS, StatusError, bad_request, status_body
 from drasim.apiserver.streaming import stream_watch, watch_options
 from drasim.errors import ApiError, ConfigError
+from drasim.faults import ApiFault
 
 if TYPE_CHECKING:
     from drasim.apiserver.http import ApiHttpServer
@@ -276,7 +277,7 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
             self.send_json(200, {"status": "reset"})
         elif method == "POST" and parts == ["faults"]:
             try:
-                fault = store.faults.add(json_object(self.read_body()))
+                fault = store.faults.add(decode_fault(json_object(self.read_body())))
             except ConfigError as err:
                 raise bad_request(str(err)) from None
             self.send_json(201, {"added": repr(fault)})
@@ -417,7 +418,7 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
             return
         pre = options.get("preconditions") or {}
 
-        def action(_fault: StoreFault | None) -> dict[str, Any]:
+        def action(_fault: ApiFault | None) -> dict[str, Any]:
             return store.delete(
                 route.rtype,
                 route.version,

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from drasim.apiserver.calls import IN_PROCESS, ApiCall, guarded
-from drasim.apiserver.faults import StoreFault
+from drasim.apiserver.faults import watch_drop_after
 from drasim.apiserver.kinds import RESOURCE_GROUP, ResourceType
 from drasim.apiserver.meta import clone
 from drasim.apiserver.patch import merge_patch
@@ -22,6 +22,7 @@ from drasim.apiserver.status import bad_request
 from drasim.apiserver.store import ObjectStore
 from drasim.apiserver.watch import Watch
 from drasim.errors import ApiError
+from drasim.faults import ApiFault
 
 T = TypeVar("T")
 
@@ -58,7 +59,7 @@ class MemoryCluster:
         verb: str,
         rtype: ResourceType,
         version: str,
-        action: Callable[[StoreFault | None], T],
+        action: Callable[[ApiFault | None], T],
         *,
         namespace: str = "",
         name: str = "",
@@ -101,7 +102,7 @@ class MemoryCluster:
         """LIST objects."""
         rtype, version = self._type(api_version, kind)
 
-        def action(_fault: StoreFault | None) -> builtins.list[KubeObject]:
+        def action(_fault: ApiFault | None) -> builtins.list[KubeObject]:
             items, _ = self.store.list(
                 rtype, version, namespace, label_selector=label_selector, field_selector=field_selector
             )
@@ -259,8 +260,8 @@ class MemoryCluster:
         """WATCH; a dropWatch fault ends the stream after its ``afterEvents``."""
         rtype, version = self._type(api_version, kind)
 
-        def action(fault: StoreFault | None) -> Watch:
-            drop = fault.after_events if fault is not None and fault.drop_watch else None
+        def action(fault: ApiFault | None) -> Watch:
+            drop = watch_drop_after(fault)
             return self.store.watch(
                 rtype,
                 version,

@@ -8,10 +8,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from drasim.apiserver.calls import ApiCall, guarded
-from drasim.apiserver.faults import StoreFault
+from drasim.apiserver.faults import watch_drop_after
 from drasim.apiserver.routes import Route
 from drasim.apiserver.status import StatusError, bad_request, status_body
 from drasim.apiserver.watch import ERROR, Watch, WatchEvent
+from drasim.faults import ApiFault
 
 if TYPE_CHECKING:
     from drasim.apiserver.handler import ApiRequestHandler
@@ -94,8 +95,8 @@ def stream_watch(handler: ApiRequestHandler, route: Route, options: WatchOptions
     server = handler.server
     store = server.store
 
-    def action(fault: StoreFault | None) -> Watch:
-        drop = fault.after_events if fault is not None and fault.drop_watch else None
+    def action(fault: ApiFault | None) -> Watch:
+        drop = watch_drop_after(fault)
         return store.watch(
             route.rtype,
             route.version,

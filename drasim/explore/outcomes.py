@@ -69,7 +69,7 @@ def armed_faults(driver: Any) -> list[Any]:
     """The plugin's fault rules that can still fire (``times`` not used up)."""
     faults = list(driver.behaviour.faults)
     fired = driver.fault_counts()
-    return [f for f, n in zip(faults, fired, strict=True) if f.times is None or n < f.times]
+    return [f for f, n in zip(faults, fired, strict=True) if not f.times or n < f.times]
 
 
 def _describe_fault(fault: Any) -> str:

@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
 from drasim.apiversions import DRA_SERVICES, HEALTH_V1ALPHA1
 from drasim.errors import ConfigError
+from drasim.faults import PluginFault, scaled
 from drasim.interfaces import KubeObject, Recorder
 from drasim.runner.process import DriverProcess
 from drasim.runner.workspace import Workspace
-from drasim.scenario.common import PluginFault
 from drasim.scenario.schema import CommandDriverSpec, FakeDriverSpec
 
 ClaimSource = Callable[[str, str], KubeObject]
@@ -80,29 +80,11 @@ class DriverHandle(Protocol):
 _HEALTH = {"Healthy": "HEALTHY", "Unhealthy": "UNHEALTHY", "Unknown": "UNKNOWN"}
 
 
-def _fake_fault(fault: PluginFault, time_scale: float) -> dict[str, Any]:
-    """Translate a scenario rule into the fake plugin's fault vocabulary."""
-    rule: dict[str, Any] = {"rpc": fault.rpc}
-    if fault.claim:
-        rule["claim"] = fault.claim if "/" in fault.claim else f"default/{fault.claim}"
-    if fault.unknown_uid:
-        rule["extraUid"] = "00000000-0000-0000-0000-00000000dead"
-    if fault.delay:
-        rule["delay"] = fault.delay * time_scale
-    same = {
-        "code": fault.code,
-        "message": fault.message,
-        "error": fault.error,
-        "omit": fault.missing_claim,
-        "nilEntry": fault.nil_entry,
-        "hang": fault.hang,
-        "block": fault.block,
-        "crash": fault.crash,
-        "times": fault.times,
-        "skip": fault.after,
-    }
-    rule.update((key, value) for key, value in same.items() if value)
-    return rule
+def _fake_fault(fault: PluginFault, time_scale: float) -> PluginFault:
+    """A scenario rule as the fake plugin takes it: delay in real seconds, claim as namespace/name."""
+    if fault.claim and "/" not in fault.claim:
+        fault = replace(fault, claim=f"default/{fault.claim}")
+    return scaled(fault, time_scale)
 
 
 @dataclass
@@ -118,7 +100,6 @@ class FakeDriverHandle:
     time_scale: float
     fsync: bool = True
     name: str = ""
-    _faults: list[dict[str, Any]] = field(default_factory=list)
     _driver: Any = None
 
     def __post_init__(self) -> None:
@@ -127,11 +108,10 @@ class FakeDriverHandle:
         spec = self.spec
         self.name = spec.name
         devices = spec.devices if isinstance(spec.devices, int) else list(spec.devices)
-        for fault in spec.faults:
-            self._faults.append(_fake_fault(fault, self.time_scale))
-        extra = dict(spec.behaviour)
+        faults: list[Any] = [_fake_fault(fault, self.time_scale) for fault in spec.faults]
+        extra = dict(spec.behaviour)  # the fake plugin's own keys: its fault mappings follow the rules
         behaviour = Behaviour.from_dict(
-            {"faults": self._faults + list(extra.pop("faults", [])), "bugs": list(spec.bugs), **extra},
+            {"faults": faults + list(extra.pop("faults", [])), "bugs": list(spec.bugs), **extra},
             where=f"driver {spec.name} behaviour",
         )
         services = list(DRA_SERVICES)  # serve every DRA version; ``advertise`` says which

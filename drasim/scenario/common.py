@@ -1,4 +1,7 @@
-"""Small value types shared by the scenario schema: enums, error matchers, fault rules.
+"""Small value types shared by the scenario schema: enums and error matchers.
+
+The fault rules (PluginFault, ApiFault) and their enums live in :mod:`drasim.faults`, the one
+fault vocabulary the fake plugin and the API server take too; they are re-exported here.
 
 Every dataclass field carries ``metadata={"description": ...}`` (built with :func:`doc`);
 the loader, the JSON Schema and the generated reference in docs/scenarios.md all read it.
@@ -10,44 +13,43 @@ kubelet profile's ``timeScale`` before really waiting.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from drasim.apiversions import DEFAULT_DRA_SERVICES, DRA_SERVICES
-from drasim.scenario.limits import MAX_COUNT, MAX_DURATION, MAX_HTTP_STATUS
+from drasim.faults import ApiClient, ApiFault, ApiVerb, GrpcCode, PluginFault, Rpc
+from drasim.scenario.limits import doc
 from drasim.values import KUBELET_HOOK_POINTS
+
+__all__ = [  # the fault vocabulary (drasim.faults) and doc (drasim.scenario.limits) are re-exported
+    "API_VERSION",
+    "CRASH_POINT_MEANING",
+    "DEFAULT_SERVICES",
+    "KIND",
+    "MAX_HEALTH_TIMEOUT_SECONDS",
+    "ApiClient",
+    "ApiFault",
+    "ApiServerMode",
+    "ApiVerb",
+    "BackendName",
+    "BugName",
+    "CheckpointCorruption",
+    "CrashPoint",
+    "ErrorMatch",
+    "GrpcCode",
+    "Health",
+    "KubeletOperation",
+    "KubeletService",
+    "KubeletVersionName",
+    "PluginFault",
+    "PodPhase",
+    "RePreparePolicy",
+    "ResourceApiVersion",
+    "Rpc",
+    "doc",
+]
 
 API_VERSION = "drasim.dev/v1alpha1"
 KIND = "Scenario"
-
-Rpc = Literal[
-    "GetInfo",
-    "NotifyRegistrationStatus",
-    "NodePrepareResources",
-    "NodeUnprepareResources",
-    "NodeWatchResources",
-]
-"""The plugin-side gRPC methods the kubelet calls (registration, DRA and health services)."""
-
-GrpcCode = Literal[
-    "OK",
-    "CANCELLED",
-    "UNKNOWN",
-    "INVALID_ARGUMENT",
-    "DEADLINE_EXCEEDED",
-    "NOT_FOUND",
-    "ALREADY_EXISTS",
-    "PERMISSION_DENIED",
-    "RESOURCE_EXHAUSTED",
-    "FAILED_PRECONDITION",
-    "ABORTED",
-    "OUT_OF_RANGE",
-    "UNIMPLEMENTED",
-    "INTERNAL",
-    "UNAVAILABLE",
-    "DATA_LOSS",
-    "UNAUTHENTICATED",
-]
-"""gRPC status code names as in grpc.StatusCode (the Go names are their CamelCase forms)."""
 
 if TYPE_CHECKING:
     KubeletService = str
@@ -72,12 +74,6 @@ BugName = Literal[
     "double-allocates",
 ]
 """Deliberately broken behaviours of the fake plugin (fake_plugins/), used to prove scenarios catch bugs."""
-
-ApiVerb = Literal["any", "get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"]
-"""Kubernetes API verbs an API-server fault can match."""
-
-ApiClient = Literal["any", "kubelet", "driver", "runner"]
-"""Who made an API request: the emulated kubelet, the driver under test, or the runner itself."""
 
 if TYPE_CHECKING:
     CrashPoint = str
@@ -145,12 +141,6 @@ KubeletVersionName = Literal["1.31", "1.32", "1.33", "1.34", "1.35", "1.36", "1.
 DEFAULT_SERVICES: tuple[KubeletService, ...] = DEFAULT_DRA_SERVICES
 
 
-def doc(text: str, **extra: Any) -> dict[str, Any]:
-    """Field metadata: the description plus optional ``yaml`` (key override), ``minimum``, ``maximum``
-    (numbers) or ``max_items`` (lists); bounds come from :mod:`drasim.scenario.limits`."""
-    return {"description": text, **extra}
-
-
 @dataclass(frozen=True, kw_only=True)
 class ErrorMatch:
     """How an error message is matched. In YAML a plain string means ``contains``."""
@@ -163,149 +153,3 @@ class ErrorMatch:
     def describe(self) -> str:
         """A short human form for reports: ``contains 'x'`` or ``matches /x/``."""
         return f"matches /{self.matches}/" if self.matches else f"contains {self.contains!r}"
-
-
-@dataclass(frozen=True, kw_only=True)
-class PluginFault:
-    """One fault rule for a DRA plugin's gRPC methods.
-
-    Rules are checked in the order they were added; the first rule that matches a call
-    and still has uses left applies. Transport faults (code, delay, hang) can be applied
-    by the kubelet's client interceptor and so work against real drivers; protocol faults
-    (error, missingClaim, unknownUID, crash) need the fake plugin.
-    """
-
-    driver: str = field(
-        default="",
-        metadata=doc("Driver whose calls are affected; may be omitted when the scenario has one driver."),
-    )
-    rpc: Rpc = field(metadata=doc("The gRPC method this rule applies to."))
-    claim: str = field(
-        default="",
-        metadata=doc(
-            "Only calls whose request carries this claim (``namespace/name``, or ``name`` in namespace "
-            "default); empty matches every call."
-        ),
-    )
-    code: GrpcCode | None = field(
-        default=None, metadata=doc("Fail the whole call with this gRPC status code.")
-    )
-    message: str = field(default="", metadata=doc("Status message sent with ``code``."))
-    error: str = field(
-        default="",
-        metadata=doc(
-            "Answer, but set this per-claim error string for ``claim`` (or for every claim in the request)."
-        ),
-    )
-    missing_claim: bool = field(
-        default=False,
-        metadata=doc(
-            "Answer, but leave ``claim`` (or every claim) out of the reply, "
-            "so the kubelet reports 'skipped N ResourceClaims'."
-        ),
-    )
-    unknown_uid: bool = field(
-        default=False,
-        metadata=doc("Answer, and add an entry for a claim UID that was not requested.", yaml="unknownUID"),
-    )
-    nil_entry: bool = field(
-        default=False,
-        metadata=doc(
-            "Answer, but with an empty entry for ``claim`` (or every claim): what a Go driver's nil "
-            "value in the reply map looks like on the wire. The kubelet takes it as success without "
-            "devices, so containers get no CDI devices from it."
-        ),
-    )
-    delay: float = field(
-        default=0.0,
-        metadata=doc(
-            "Nominal seconds to wait before answering "
-            "(longer than callTimeout means the kubelet sees DEADLINE_EXCEEDED).",
-            minimum=0,
-            maximum=MAX_DURATION,
-        ),
-    )
-    hang: bool = field(
-        default=False,
-        metadata=doc(
-            "Never answer: the kubelet sees DEADLINE_EXCEEDED after callTimeout; the plugin's handler "
-            "is released then (the call is cancelled) or when the plugin stops, without side effects."
-        ),
-    )
-    block: bool = field(
-        default=False,
-        metadata=doc(
-            "Hold the call in the plugin until an ``unblock`` step (or ``clearFaults``, or the plugin "
-            "stops), even after the kubelet gave up on it (deadline, restart); once released the plugin "
-            "does the work (state, CDI spec) and replies to whoever still listens."
-        ),
-    )
-    crash: Literal["before", "after"] | None = field(
-        default=None,
-        metadata=doc(
-            "The plugin process dies mid-call: 'before' doing anything, or 'after' writing its own "
-            "state but before replying."
-        ),
-    )
-    times: int = field(
-        default=0,
-        metadata=doc(
-            "How many matching calls the rule affects; 0 means every matching call from now on.",
-            minimum=0,
-            maximum=MAX_COUNT,
-        ),
-    )
-    after: int = field(
-        default=0,
-        metadata=doc(
-            "Let this many matching calls through unharmed before the rule starts to apply.",
-            minimum=0,
-            maximum=MAX_COUNT,
-        ),
-    )
-
-
-@dataclass(frozen=True, kw_only=True)
-class ApiFault:
-    """One fault rule for the fake API server (it answers with a Kubernetes Status error)."""
-
-    verb: ApiVerb = field(default="any", metadata=doc("Request verb to match."))
-    resource: str = field(
-        default="",
-        metadata=doc(
-            "Plural resource to match, e.g. resourceclaims, resourceslices, nodes, pods; empty matches all."
-        ),
-    )
-    name: str = field(default="", metadata=doc("Object name to match; empty matches all."))
-    client: ApiClient = field(default="any", metadata=doc("Whose requests are affected."))
-    code: int = field(
-        default=0,
-        metadata=doc(
-            "HTTP status to answer with (404, 409, 429, 500, 503, ...); "
-            "0 means answer normally (use with delay).",
-            minimum=0,
-            maximum=MAX_HTTP_STATUS,
-        ),
-    )
-    message: str = field(default="", metadata=doc("Message of the Status error."))
-    delay: float = field(
-        default=0.0,
-        metadata=doc("Nominal seconds of latency added before answering.", minimum=0, maximum=MAX_DURATION),
-    )
-    drop_watches: bool = field(
-        default=False, metadata=doc("Close every open watch that matches once, when the rule is added.")
-    )
-    times: int = field(
-        default=0,
-        metadata=doc(
-            "How many matching requests the rule affects; 0 means all from now on.",
-            minimum=0,
-            maximum=MAX_COUNT,
-        ),
-    )
-    after: int = field(
-        default=0,
-        metadata=doc(
-            "Let this many matching requests through before the rule applies.", minimum=0, maximum=MAX_COUNT
-        ),
-    )

@@ -14,6 +14,15 @@ Kubernetes has a limit, the bound follows it.
 
 from __future__ import annotations
 
+from typing import Any
+
+
+def doc(text: str, **extra: Any) -> dict[str, Any]:
+    """Field metadata: the description plus optional ``yaml`` (key override), ``internal`` (not a
+    YAML key), ``minimum``, ``maximum`` (numbers) or ``max_items`` (lists): the bounds below."""
+    return {"description": text, **extra}
+
+
 RESOURCE_SLICE_MAX_DEVICES = 128
 """Devices in one ResourceSlice (upstream ``resourceapi.ResourceSliceMaxDevices``); a driver with
 more devices publishes its pool as several slices."""

@@ -16,10 +16,10 @@ from collections.abc import Iterator
 from dataclasses import fields, is_dataclass
 from typing import Any, cast
 
-from drasim.errors import ConfigError
+from drasim.faults import CLAIM_RPCS, ApiFault, PluginFault, api_fault_problem
 from drasim.scenario import expectations as ex
 from drasim.scenario import steps as st
-from drasim.scenario.common import ApiFault, ErrorMatch, PluginFault
+from drasim.scenario.common import ErrorMatch
 from drasim.scenario.decoder import Decoder
 from drasim.scenario.limits import MAX_NODE_DEVICES, MAX_STEPS
 from drasim.scenario.registry import STEP_TYPES, Step, steps_with
@@ -201,10 +201,7 @@ class ScenarioChecker:
             self.fail(fault, None, f"choose one of {valid}; got {', '.join(kinds)}")
         if not kinds and not fault.delay:
             self.fail(fault, None, f"the fault does nothing: give {valid} or delay")
-        if set(kinds) & {"error", "missingClaim", "unknownUID", "nilEntry"} and fault.rpc not in (
-            "NodePrepareResources",
-            "NodeUnprepareResources",
-        ):
+        if set(kinds) & {"error", "missingClaim", "unknownUID", "nilEntry"} and fault.rpc not in CLAIM_RPCS:
             self.fail(
                 fault, "rpc", f"{kinds[0]} applies only to NodePrepareResources and NodeUnprepareResources"
             )
@@ -426,16 +423,14 @@ class ScenarioChecker:
                 self.check_api_fault(obj)
 
     def check_api_fault(self, fault: ApiFault) -> None:
-        """The rule does something, and the fake API server accepts it (code, resource, verb)."""
-        if not (fault.code or fault.delay or fault.drop_watches):
+        """The rule does something, and the fake API server accepts it (code, resource, verb):
+        the injector asks the same :func:`drasim.faults.api_fault_problem`."""
+        if not fault.effective:
             self.fail(fault, None, "the fault does nothing: give code, delay or dropWatches")
             return
-        from drasim.apiserver.faults import StoreFault, api_fault_spec
-
-        try:
-            StoreFault.from_dict(api_fault_spec(fault, 1.0))
-        except ConfigError as err:
-            self.fail(fault, None, str(err))
+        problem = api_fault_problem(fault)
+        if problem:
+            self.fail(fault, None, problem)
 
 
 def _walk(value: object) -> Iterator[object]:

@@ -11,6 +11,7 @@ import pytest
 
 from drasim.apiserver.http import HttpApiServer
 from drasim.apiserver.store import ObjectStore
+from drasim.faults import ApiFault
 
 RS = "/apis/resource.k8s.io/v1/resourceslices"
 CLAIMS = "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims"
@@ -296,8 +297,8 @@ def test_stopping_the_server_ends_open_watches():
 
 # ------------------------------------------------------------------ faults
 def test_injected_errors_are_status_objects_with_retry_after(server):
-    server.store.faults.add({"resource": "resourceslices", "verb": "list", "code": 429})
-    server.store.faults.add({"resource": "resourceslices", "verb": "list", "code": 503})
+    server.store.faults.add(ApiFault(resource="resourceslices", verb="list", code=429, times=1))
+    server.store.faults.add(ApiFault(resource="resourceslices", verb="list", code=503, times=1))
     resp, body = request(server, "GET", RS)
     assert_status(body, 429, "TooManyRequests")
     assert resp.getheader("Retry-After") == "1"
@@ -311,14 +312,14 @@ def test_injected_errors_are_status_objects_with_retry_after(server):
 def test_dropped_watch_closes_the_stream_after_n_events(server):
     for i in range(3):
         request(server, "POST", RS, slice_body(f"s{i}"))
-    server.store.faults.add({"verb": "watch", "dropWatch": True, "afterEvents": 2})
+    server.store.faults.add(ApiFault(verb="watch", drop_watches=True, after_events=2, times=1))
     resp, raw = request(server, "GET", f"{RS}?watch=true")
     assert [json.loads(line)["type"] for line in raw.splitlines()] == ["ADDED", "ADDED"]
     assert resp.getheader("Transfer-Encoding") == "chunked"
 
 
 def test_latency_fault_delays_the_answer(server):
-    server.store.faults.add({"verb": "get", "resource": "nodes", "latency": 0.05})
+    server.store.faults.add(ApiFault(verb="get", resource="nodes", delay=0.05, times=1))
     request(server, "GET", "/api/v1/nodes/n1")
     (entry,) = [e for e in server.store.recorder.api() if e["resource"] == "nodes"]
     assert entry["duration"] >= 0.05

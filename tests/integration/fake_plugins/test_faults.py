@@ -8,7 +8,7 @@ import grpc
 import pytest
 
 from drasim._proto.dra.v1 import api_pb2 as dra_v1
-from fake_plugins import Behaviour, Fault
+from fake_plugins import Behaviour, PluginFault
 
 
 def behaviour(*faults: dict) -> Behaviour:
@@ -115,7 +115,7 @@ def test_added_faults_do_not_rearm_used_up_rules(make_driver, wire, claim):
     w = wire(driver)
     driver.add_faults([{"rpc": "NodePrepareResources", "code": "ABORTED", "once": True}])
     assert rpc_error(w.prepare, c).code() == grpc.StatusCode.ABORTED
-    driver.add_faults([Fault(rpc="NodeUnprepareResources", code="INTERNAL", once=True)])
+    driver.add_faults([PluginFault(rpc="NodeUnprepareResources", code="INTERNAL", times=1)])
     assert w.prepare(c).claims["uid-1"].error == ""  # the ABORTED rule stays used up
     assert driver.fault_counts() == [1, 0]
     driver.clear_faults()
@@ -136,7 +136,7 @@ def test_set_behaviour_replaces_faults_and_resets_counters(make_driver, wire, cl
     w = wire(driver)
     driver.set_behaviour({"faults": [{"rpc": "NodePrepareResources", "code": "ABORTED", "once": True}]})
     assert rpc_error(w.prepare, c).code() == grpc.StatusCode.ABORTED
-    driver.set_behaviour(Behaviour(faults=[Fault(rpc="NodePrepareResources", code="ABORTED", once=True)]))
+    driver.set_behaviour(Behaviour(faults=[PluginFault(rpc="NodePrepareResources", code="ABORTED", times=1)]))
     assert rpc_error(w.prepare, c).code() == grpc.StatusCode.ABORTED
     assert w.prepare(c).claims["uid-1"].error == ""
 

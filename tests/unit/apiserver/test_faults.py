@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from drasim.apiserver import MemoryCluster, ObjectStore, StoreFault
+from drasim.apiserver import FaultInjector, MemoryCluster, ObjectStore, decode_fault
 from drasim.errors import ApiError, ConfigError
 
 CLAIM = {
@@ -49,19 +49,20 @@ def cluster():
 )
 def test_bad_fault_specs_are_config_errors(spec, message):
     with pytest.raises(ConfigError) as err:
-        StoreFault.from_dict(spec)
+        decode_fault(spec)
     assert message in str(err.value)
 
 
 def test_resource_may_be_named_by_kind_or_plural():
-    assert StoreFault.from_dict({"resource": "ResourceClaim", "code": 500}).resource == "resourceclaims"
-    assert StoreFault.from_dict({"resource": "resourceclaim", "code": 500}).resource == "resourceclaims"
+    injector = FaultInjector()
+    assert injector.add(decode_fault({"resource": "ResourceClaim", "code": 500})).resource == "resourceclaims"
+    assert injector.add(decode_fault({"resource": "resourceclaim", "code": 500})).resource == "resourceclaims"
 
 
 def test_error_fires_times_then_retires(cluster):
-    cluster.store.faults.add(
+    cluster.store.faults.add(decode_fault(
         {"resource": "resourceclaims", "verb": "get", "name": "gpu", "code": 503, "times": 2}
-    )
+    ))
     for _ in range(2):
         with pytest.raises(ApiError) as err:
             cluster.get_resource_claim("default", "gpu")
@@ -71,9 +72,9 @@ def test_error_fires_times_then_retires(cluster):
 
 
 def test_fault_matching_respects_name_namespace_and_verb(cluster):
-    cluster.store.faults.add({"name": "other", "code": 500, "always": True})
-    cluster.store.faults.add({"namespace": "kube-system", "code": 500, "always": True})
-    cluster.store.faults.add({"verb": "delete", "code": 409, "always": True})
+    cluster.store.faults.add(decode_fault({"name": "other", "code": 500, "always": True}))
+    cluster.store.faults.add(decode_fault({"namespace": "kube-system", "code": 500, "always": True}))
+    cluster.store.faults.add(decode_fault({"verb": "delete", "code": 409, "always": True}))
     assert cluster.get_resource_claim("default", "gpu")
     with pytest.raises(ApiError) as err:
         cluster.delete("resource.k8s.io/v1", "ResourceClaim", "gpu", "default")
@@ -81,8 +82,8 @@ def test_fault_matching_respects_name_namespace_and_verb(cluster):
 
 
 def test_always_fault_keeps_firing_and_once_fires_once(cluster):
-    cluster.store.faults.add({"verb": "list", "code": 429, "always": True})
-    cluster.store.faults.add({"verb": "get", "code": 404, "once": True})
+    cluster.store.faults.add(decode_fault({"verb": "list", "code": 429, "always": True}))
+    cluster.store.faults.add(decode_fault({"verb": "get", "code": 404, "once": True}))
     for _ in range(3):
         with pytest.raises(ApiError) as err:
             cluster.list("resource.k8s.io/v1", "ResourceClaim")
@@ -93,15 +94,15 @@ def test_always_fault_keeps_firing_and_once_fires_once(cluster):
 
 
 def test_latency_sleeps_before_answering(cluster):
-    cluster.store.faults.add({"verb": "get", "latency": 0.25})
+    cluster.store.faults.add(decode_fault({"verb": "get", "latency": 0.25}))
     cluster.get_resource_claim("default", "gpu")
     assert cluster.store.slept == [0.25]
 
 
 def test_dropped_watch_ends_after_events(cluster):
-    cluster.store.faults.add(
+    cluster.store.faults.add(decode_fault(
         {"resource": "resourceclaims", "verb": "watch", "dropWatch": True, "afterEvents": 1}
-    )
+    ))
     watch = cluster.watch("resource.k8s.io/v1", "ResourceClaim", "default")
     events = list(watch)
     assert [e.type for e in events] == ["ADDED"]
@@ -109,7 +110,7 @@ def test_dropped_watch_ends_after_events(cluster):
 
 
 def test_journal_records_every_call_with_code_and_client(cluster):
-    cluster.store.faults.add({"verb": "get", "code": 500})
+    cluster.store.faults.add(decode_fault({"verb": "get", "code": 500}))
     with pytest.raises(ApiError):
         cluster.get_resource_claim("default", "gpu")
     cluster.get_resource_claim("default", "gpu")

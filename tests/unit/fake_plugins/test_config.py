@@ -8,7 +8,7 @@ import pytest
 
 from drasim.errors import ConfigError
 from drasim.values import ClaimRef
-from fake_plugins import BUGS, Behaviour, FakeDriverConfig, Fault, HealthSpec, load_behaviour_file
+from fake_plugins import BUGS, Behaviour, FakeDriverConfig, HealthSpec, PluginFault, load_behaviour_file
 from fake_plugins.behaviour import FaultPlan
 from fake_plugins.cli import build_parser, config_from_args
 
@@ -87,8 +87,8 @@ def test_fault_plan_times_skip_and_claim_selection():
     a = ClaimRef("default", "uid-a", "a")
     b = ClaimRef("default", "uid-b", "b")
     faults = [
-        Fault(rpc="NodePrepareResources", code="UNAVAILABLE", times=2),
-        Fault(rpc="*", claim="default/b", error="x", skip=1, once=True),
+        PluginFault(rpc="NodePrepareResources", code="UNAVAILABLE", times=2),
+        PluginFault(rpc="*", claim="default/b", error="x", after=1, times=1),
     ]
     Behaviour(faults=faults).validate()
     plan = FaultPlan(faults)
@@ -107,14 +107,14 @@ def test_fault_plan_times_skip_and_claim_selection():
 
 def test_fault_plan_first_matching_rule_wins_and_extend_keeps_counters():
     a = ClaimRef("default", "uid-a", "a")
-    first = Fault(rpc="NodePrepareResources", code="ABORTED", times=1)
-    second = Fault(rpc="NodePrepareResources", code="UNAVAILABLE")
+    first = PluginFault(rpc="NodePrepareResources", code="ABORTED", times=1)
+    second = PluginFault(rpc="NodePrepareResources", code="UNAVAILABLE")
     plan = FaultPlan([first])
     assert plan.select("NodePrepareResources", [a]) == [first]
     plan.extend([second])
     assert plan.select("NodePrepareResources", [a]) == [second]  # first stays used up
     assert plan.fired() == [1, 1]
-    plan.extend([Fault(rpc="NodePrepareResources", code="INTERNAL")])
+    plan.extend([PluginFault(rpc="NodePrepareResources", code="INTERNAL")])
     assert plan.select("NodePrepareResources", [a]) == [second]  # second still matches first
     assert plan.fired() == [1, 2, 0]
 

@@ -10,7 +10,7 @@ import pytest
 
 from drasim.errors import ApiError, CheckpointError
 from drasim.values import ClaimRef, Device, PrepareResult, UnprepareResult
-from fake_plugins import Behaviour, FakeDriverConfig, Fault
+from fake_plugins import Behaviour, FakeDriverConfig, PluginFault
 from fake_plugins.claims import FileClaimSource, allocated_devices, base_request
 from fake_plugins.core import CallError, DriverCore
 from fake_plugins.journal import Journal, read_journal
@@ -23,10 +23,10 @@ class NoEffects:
     def __init__(self) -> None:
         self.seen: list[str] = []
 
-    def before(self, faults: Sequence[Fault]) -> None:
+    def before(self, faults: Sequence[PluginFault]) -> None:
         self.seen.append("before")
 
-    def after(self, faults: Sequence[Fault]) -> None:
+    def after(self, faults: Sequence[PluginFault]) -> None:
         self.seen.append("after")
 
 

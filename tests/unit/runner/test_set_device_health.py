@@ -142,4 +142,5 @@ def test_adding_or_clearing_a_fault_leaves_the_drivers_health_alone() -> None:
     handle.add_fault(PluginFault(rpc="NodePrepareResources", code="UNAVAILABLE", times=1), 0.01)
     handle.clear_faults()
     assert [name for name, _ in calls] == ["add_faults", "clear_faults", "release_hangs"]
-    assert calls[0][1] == [{"rpc": "NodePrepareResources", "code": "UNAVAILABLE", "times": 1}]
+    # The fake plugin gets the scenario's typed rule itself, no dict in its own vocabulary.
+    assert calls[0][1] == [PluginFault(rpc="NodePrepareResources", code="UNAVAILABLE", times=1)]
