@@ -60,9 +60,9 @@ def test_resource_may_be_named_by_kind_or_plural():
 
 
 def test_error_fires_times_then_retires(cluster):
-    cluster.store.faults.add(decode_fault(
-        {"resource": "resourceclaims", "verb": "get", "name": "gpu", "code": 503, "times": 2}
-    ))
+    cluster.store.faults.add(
+        decode_fault({"resource": "resourceclaims", "verb": "get", "name": "gpu", "code": 503, "times": 2})
+    )
     for _ in range(2):
         with pytest.raises(ApiError) as err:
             cluster.get_resource_claim("default", "gpu")
@@ -100,9 +100,9 @@ def test_latency_sleeps_before_answering(cluster):
 
 
 def test_dropped_watch_ends_after_events(cluster):
-    cluster.store.faults.add(decode_fault(
-        {"resource": "resourceclaims", "verb": "watch", "dropWatch": True, "afterEvents": 1}
-    ))
+    cluster.store.faults.add(
+        decode_fault({"resource": "resourceclaims", "verb": "watch", "dropWatch": True, "afterEvents": 1})
+    )
     watch = cluster.watch("resource.k8s.io/v1", "ResourceClaim", "default")
     events = list(watch)
     assert [e.type for e in events] == ["ADDED"]
