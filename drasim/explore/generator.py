@@ -21,7 +21,7 @@ from drasim.runner.world import World
 from drasim.scenario import steps as S  # noqa: N812 - S.StartPod reads like the YAML
 from drasim.scenario.common import CrashPoint, GrpcCode, PluginFault, Rpc
 from drasim.scenario.loader import claim_manifest
-from drasim.scenario.registry import Step
+from drasim.scenario.registry import STEP_TYPES, Step, step_type_of
 from drasim.scenario.schema import ClaimShorthand
 
 Choice = tuple[int, int, int, int]
@@ -77,21 +77,21 @@ class StepGenerator:
         rule, a, b, c = choice
         rule %= len(RULES)
         for offset in range(len(RULES)):
-            name, valid, build = RULES[(rule + offset) % len(RULES)]
+            _, valid, build = RULES[(rule + offset) % len(RULES)]
             if valid(self):
-                return Step(name=name, args=build(self, (a, b, c)))
+                return Step.of(build(self, (a, b, c)))
         raise AssertionError("no rule is valid (advanceClock always is)")  # pragma: no cover
 
     def follow_up(self, step: Step) -> list[Step]:
-        """Steps that always follow ``step``: a second after a plugin (re)start.
+        """Steps that always follow ``step``: a second after a plugin (re)start (trait ``starts_plugin``).
 
         Right after a killed plugin starts again, the runner's plugin host sometimes registers
         the new instance, deregisters it while it processes the stale socket, and registers it
         again only at its next rescan; the real kubelet's watcher rescans every second. One
         nominal second makes that rescan happen, so runs and their reproducers are repeatable.
         """
-        if step.name in ("startPlugin", "restartPlugin"):
-            return [Step(name="advanceClock", args=S.AdvanceClock(seconds=1.0))]
+        if STEP_TYPES[step.name].starts_plugin:
+            return [Step.of(S.AdvanceClock(seconds=1.0))]
         return []
 
     def settle(self) -> list[Step]:
@@ -101,11 +101,11 @@ class StepGenerator:
         """
         if self.faults_added:
             self.faults_added = False
-            return [Step(name="clearFaults", args=S.ClearFaults())]
+            return [Step.of(S.ClearFaults())]
         if not self.plugin_up:
-            return [Step(name="startPlugin", args=S.StartPlugin())]
+            return [Step.of(S.StartPlugin())]
         if not self.kubelet_up:
-            return [Step(name="startKubelet", args=S.StartKubelet())]
+            return [Step.of(S.StartKubelet())]
         return []
 
     def final_steps(self) -> list[Step]:
@@ -114,13 +114,13 @@ class StepGenerator:
         The second lets the kubelet's plugin watcher rescan (it does every second upstream), so a
         plugin instance started just before is registered when the deletions come.
         """
-        out = [Step(name="advanceClock", args=S.AdvanceClock(seconds=1.0))]
+        out = [Step.of(S.AdvanceClock(seconds=1.0))]
         out += [
-            Step(name="deletePod", args=S.DeletePod(pod=name))
+            Step.of(S.DeletePod(pod=name))
             for name in self.pods("Pending", "Running", "Terminating", "Succeeded")
         ]
-        out.append(Step(name="reconcile", args=S.Reconcile()))
-        out.append(Step(name="advanceClock", args=S.AdvanceClock(seconds=SETTLE_SECONDS)))
+        out.append(Step.of(S.Reconcile()))
+        out.append(Step.of(S.AdvanceClock(seconds=SETTLE_SECONDS)))
         return out
 
     # ------------------------------------------------------------------ builders
@@ -171,77 +171,78 @@ class StepGenerator:
         point = _pick(points, a)
         during: Step
         if point == "unprepare:after-rpc":
-            during = Step(name="deletePod", args=S.DeletePod(pod=_pick(running, b)))
+            during = Step.of(S.DeletePod(pod=_pick(running, b)))
         else:
-            during = Step(name="startPod", args=self.new_pod(b, b // 3))
+            during = Step.of(self.new_pod(b, b // 3))
         downtime = DOWNTIMES[b % len(DOWNTIMES)]
         return S.RestartKubelet(crash_at=point, during=during, downtime=downtime)
 
 
 Args = tuple[int, int, int]
-Rule = tuple[str, Callable[[StepGenerator], bool], Callable[[StepGenerator, Args], object]]
+Rule = tuple[type, Callable[[StepGenerator], bool], Callable[[StepGenerator, Args], object]]
 _LIVE = ("Pending", "Running", "Terminating", "Succeeded")
 
 RULES: list[Rule] = [
-    ("startPod", lambda g: g.pods_started < MAX_PODS, lambda g, x: g.new_pod(x[0], x[1])),
-    ("create", lambda g: len(g.claims) < MAX_CLAIMS, lambda g, _: g.create_claim()),
-    ("deletePod", lambda g: bool(g.pods(*_LIVE)), lambda g, x: S.DeletePod(pod=_pick(g.pods(*_LIVE), x[0]))),
+    (S.StartPod, lambda g: g.pods_started < MAX_PODS, lambda g, x: g.new_pod(x[0], x[1])),
+    (S.Create, lambda g: len(g.claims) < MAX_CLAIMS, lambda g, _: g.create_claim()),
+    (S.DeletePod, lambda g: bool(g.pods(*_LIVE)), lambda g, x: S.DeletePod(pod=_pick(g.pods(*_LIVE), x[0]))),
     (
-        "stopPod",
+        S.StopPod,
         lambda g: bool(g.pods("Pending", "Running")),
         lambda g, x: S.StopPod(pod=_pick(g.pods("Pending", "Running"), x[0])),
     ),
     (
-        "forceDeletePod",
+        S.ForceDeletePod,
         lambda g: bool(g.pods(*_LIVE)),
         lambda g, x: S.ForceDeletePod(pod=_pick(g.pods(*_LIVE), x[0])),
     ),
-    ("reconcile", lambda g: g.kubelet_up, lambda _g, _: S.Reconcile()),
+    (S.Reconcile, lambda g: g.kubelet_up, lambda _g, _: S.Reconcile()),
     (
-        "advanceClock",
+        S.AdvanceClock,
         lambda _: True,
         lambda _g, x: S.AdvanceClock(seconds=CLOCK_STEPS[x[0] % len(CLOCK_STEPS)]),
     ),
     (
-        "syncPod",
+        S.SyncPod,
         lambda g: g.kubelet_up and bool(g.pods("Pending", "Terminating")),
         lambda g, x: S.SyncPod(pod=_pick(g.pods("Pending", "Terminating"), x[0])),
     ),
     (
-        "recreateSandbox",
+        S.RecreateSandbox,
         lambda g: g.kubelet_up and bool(g.pods("Running")),
         lambda g, x: S.RecreateSandbox(pod=_pick(g.pods("Running"), x[0])),
     ),
     (
-        "restartContainer",
+        S.RestartContainer,
         lambda g: bool(g.pods("Running")),
         lambda g, x: S.RestartContainer(pod=_pick(g.pods("Running"), x[0])),
     ),
     (
-        "restartKubelet",
+        S.RestartKubelet,
         lambda g: g.kubelet_up,
         lambda _g, x: S.RestartKubelet(downtime=DOWNTIMES[x[0] % len(DOWNTIMES)]),
     ),
     (
-        "restartKubelet",
+        S.RestartKubelet,
         lambda g: g.kubelet_up and (g.pods_started < MAX_PODS or bool(g.pods("Running"))),
         lambda g, x: g.crash(x[0], x[1]),
     ),
-    ("stopKubelet", lambda g: g.kubelet_up, lambda _g, _: S.StopKubelet()),
-    ("startKubelet", lambda g: not g.kubelet_up, lambda _g, _: S.StartKubelet()),
-    ("restartPlugin", lambda g: g.plugin_up, lambda _g, _: S.RestartPlugin()),
-    ("killPlugin", lambda g: g.plugin_up, lambda _g, _: S.KillPlugin()),
-    ("stopPlugin", lambda g: g.plugin_up, lambda _g, _: S.StopPlugin()),
-    ("startPlugin", lambda g: not g.plugin_up, lambda _g, _: S.StartPlugin()),
-    ("fault", lambda _: True, lambda g, x: g.fault(*x)),
-    ("clearFaults", lambda g: g.faults_added, lambda _g, _: S.ClearFaults()),
+    (S.StopKubelet, lambda g: g.kubelet_up, lambda _g, _: S.StopKubelet()),
+    (S.StartKubelet, lambda g: not g.kubelet_up, lambda _g, _: S.StartKubelet()),
+    (S.RestartPlugin, lambda g: g.plugin_up, lambda _g, _: S.RestartPlugin()),
+    (S.KillPlugin, lambda g: g.plugin_up, lambda _g, _: S.KillPlugin()),
+    (S.StopPlugin, lambda g: g.plugin_up, lambda _g, _: S.StopPlugin()),
+    (S.StartPlugin, lambda g: not g.plugin_up, lambda _g, _: S.StartPlugin()),
+    (S.Fault, lambda _: True, lambda g, x: g.fault(*x)),
+    (S.ClearFaults, lambda g: g.faults_added, lambda _g, _: S.ClearFaults()),
 ]
-"""(YAML step name, precondition, builder). Order matters: shrinking moves choices towards the front."""
+"""(step class, precondition, builder): the builder returns an instance of the class, and the
+registry names the step. Order matters: shrinking moves choices towards the front."""
 
 
 def rule_index(name: str, nth: int = 0) -> int:
     """The index in :data:`RULES` of the ``nth`` rule for step ``name`` (to write choices by hand)."""
-    found = [i for i, rule in enumerate(RULES) if rule[0] == name]
+    found = [i for i, rule in enumerate(RULES) if step_type_of(rule[0]).name == name]
     if nth >= len(found):
         raise KeyError(f"no rule #{nth} for step {name!r}")
     return found[nth]

@@ -34,11 +34,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from drasim.explore.violations import Violation
+from drasim.faults import CLAIM_RPCS
 from drasim.journal import RpcCall
 from drasim.runner.drivers import FakeDriverHandle
 from drasim.runner.world import World
 from drasim.scenario import schema as _schema  # noqa: F401 - registers every step before steps_with
 from drasim.scenario.registry import steps_with
+from fake_plugins.behaviour import claim_matches  # the fake plugin's own claim selector
 
 RESOURCE_V1 = "resource.k8s.io/v1"
 
@@ -55,7 +57,6 @@ OPERATIONS: dict[str, str] = {
 OPERATION_STEPS = steps_with("operation")
 """Steps whose own result is the kubelet operation they run (their ``expectError`` is its error)."""
 
-CLAIM_RPCS = ("NodePrepareResources", "NodeUnprepareResources")
 DEADLINE = "DeadlineExceeded"
 
 
@@ -127,11 +128,6 @@ class FaultCounts:
     def of(cls, driver: Any) -> FaultCounts:
         """A snapshot of ``driver``'s current rules and counters."""
         return cls(driver.behaviour, tuple(driver.behaviour.faults), tuple(driver.fault_counts()))
-
-
-def _matches(selector: str, claim: Any) -> bool:
-    """The fake plugin's claim selector: empty, ``namespace/name`` or a UID."""
-    return not selector or selector in (claim.uid, f"{claim.namespace}/{claim.name}")
 
 
 def _pod_name(world: World, event: Mapping[str, Any]) -> str:
@@ -216,7 +212,9 @@ class OutcomeChecks:
             if fired <= 0 or not fault.error or fault.rpc not in CLAIM_RPCS:
                 continue
             carrying = [
-                c for c in calls if c.name == fault.rpc and any(_matches(fault.claim, x) for x in c.claims)
+                c
+                for c in calls
+                if c.name == fault.rpc and any(claim_matches(fault.claim, x) for x in c.claims)
             ]
             failed = [c for c in carrying if not c.ok or _claim_error(c, fault.claim)]
             if len(failed) >= fired:
@@ -246,7 +244,7 @@ def _claim_error(call: RpcCall, selector: str) -> bool:
     """Some claim the selector matches is answered with an error (or left out of the reply)."""
     results = call.claim_results
     for claim in call.claims:
-        if not _matches(selector, claim):
+        if not claim_matches(selector, claim):
             continue
         entry = results.get(claim.uid)
         if not isinstance(entry, Mapping) or entry.get("error"):

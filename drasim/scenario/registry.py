@@ -29,7 +29,8 @@ class StepType:
     PrepareResources / UnprepareResources during it; ``operation``: the step's own result is
     that kubelet operation (its ``expectError`` is the operation's error); ``pod_field``: its
     ``pod`` field names a pod started earlier; ``lifecycle``: it changes what may fail while it
-    runs (kubelet or plugin restarts, faults).
+    runs (kubelet or plugin restarts, faults); ``starts_plugin``: it (re)starts driver processes,
+    which then register with the kubelet.
     """
 
     name: str
@@ -42,6 +43,7 @@ class StepType:
     operation: bool = False
     pod_field: bool = False
     lifecycle: bool = False
+    starts_plugin: bool = False
 
     @property
     def summary(self) -> str:
@@ -63,6 +65,7 @@ def step(
     operation: bool = False,
     pod_field: bool = False,
     lifecycle: bool = False,
+    starts_plugin: bool = False,
 ) -> Callable[[type[T]], type[T]]:
     """Register a step dataclass under its YAML name, with its traits (see :class:`StepType`).
 
@@ -72,7 +75,17 @@ def step(
     def register(cls: type[T]) -> type[T]:
         kind: StepKind = "expectation" if name.startswith("expect") else "action"
         STEP_TYPES[name] = StepType(
-            name, cls, kind, shorthand, mapping_field, prepares, unprepares, operation, pod_field, lifecycle
+            name,
+            cls,
+            kind,
+            shorthand,
+            mapping_field,
+            prepares,
+            unprepares,
+            operation,
+            pod_field,
+            lifecycle,
+            starts_plugin,
         )
         return cls
 
@@ -82,6 +95,14 @@ def step(
 def steps_with(trait: str) -> frozenset[str]:
     """The names of the registered steps that have ``trait`` (``"unprepares"``, ...)."""
     return frozenset(name for name, t in STEP_TYPES.items() if getattr(t, trait))
+
+
+def step_type_of(cls: type) -> StepType:
+    """The registered step whose dataclass is ``cls`` (KeyError for a class that is no step)."""
+    for t in STEP_TYPES.values():
+        if t.cls is cls:
+            return t
+    raise KeyError(f"{cls.__name__} is not a registered step (missing @step)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -106,6 +127,11 @@ class Step:
     def location(self) -> str:
         """``file:line:column`` of the step's key, for reports."""
         return f"{self.file}:{self.line}:{self.column}"
+
+    @classmethod
+    def of(cls, args: object) -> Step:
+        """A step built in code, named by the registry after its arguments' class."""
+        return cls(name=step_type_of(type(args)).name, args=args)
 
 
 def walk_steps(steps: Iterable[Step]) -> Iterator[Step]:

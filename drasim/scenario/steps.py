@@ -365,7 +365,7 @@ class RestartKubelet:
     )
 
 
-@step("restartPlugin", shorthand="driver", lifecycle=True)
+@step("restartPlugin", shorthand="driver", lifecycle=True, starts_plugin=True)
 @dataclass(frozen=True, kw_only=True)
 class RestartPlugin:
     """Stop the plugin gracefully (sockets removed), wait ``downtime``, start it again.
@@ -396,7 +396,7 @@ class StopPlugin:
     driver: str = field(default="", metadata=doc(_DRIVER))
 
 
-@step("startPlugin", shorthand="driver", lifecycle=True)
+@step("startPlugin", shorthand="driver", lifecycle=True, starts_plugin=True)
 @dataclass(frozen=True, kw_only=True)
 class StartPlugin:
     """Start a stopped or killed plugin; returns when the kubelet finished the registration attempt."""
@@ -471,7 +471,7 @@ class ClearCdiDir:
     """Delete every file in the CDI directory, as a reboot clears a tmpfs /var/run/cdi."""
 
 
-@step("rebootNode")
+@step("rebootNode", lifecycle=True, starts_plugin=True)
 @dataclass(frozen=True, kw_only=True)
 class RebootNode:
     """Simulate a node reboot.

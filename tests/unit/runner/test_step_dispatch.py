@@ -51,3 +51,6 @@ def test_step_traits_are_consistent() -> None:
     }
     assert "stopPod" in steps_with("unprepares")
     assert "restartKubelet" in steps_with("lifecycle")
+    # A step that (re)starts driver processes changes what may fail while it runs.
+    assert steps_with("starts_plugin") <= steps_with("lifecycle")
+    assert {"startPlugin", "restartPlugin", "rebootNode"} <= steps_with("starts_plugin")

@@ -1,0 +1,119 @@
+"""explore reads what a step does from its traits on ``@step(...)``, not from lists of step names.
+
+Each step explore generates is run on a live world and what it did is observed: a step that
+(re)started the plugin must have ``starts_plugin`` (explore lets a second pass after it for the
+registration to settle); a step that stopped or started the kubelet or the plugin, or changed
+the fault rules, must have ``lifecycle`` (``fault-free-succeeds`` does not judge it); and the
+other way round. A step added to explore without the trait it needs fails here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from drasim.explore.base import base_scenario
+from drasim.explore.execute import run_step
+from drasim.explore.generator import RULES, StepGenerator, rule_index
+from drasim.runner.context import StepContext
+from drasim.runner.drivers import FakeDriverHandle
+from drasim.runner.world import RunOptions, World
+from drasim.scenario.registry import STEP_TYPES, Step, step_type_of
+
+
+def test_every_rule_builds_a_registered_step_of_its_class() -> None:
+    for cls, _valid, _build in RULES:
+        assert step_type_of(cls).cls is cls
+    assert Step.of(RULES[0][0](name="p")).name == "startPod"  # type: ignore[call-arg]
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What is running, by identity, at one moment."""
+
+    kubelet: int | None
+    plugin: int | None
+    faults: tuple[object, ...]
+
+
+def seen(world: World) -> Seen:
+    handle = world.driver()
+    assert isinstance(handle, FakeDriverHandle)
+    instance = handle.driver._instance
+    return Seen(
+        None if world.kubelet is None else id(world.kubelet),
+        None if instance is None else id(instance),
+        tuple(id(f) for f in handle.driver.behaviour.faults),
+    )
+
+
+# Every rule once, in an order where each is valid when drawn (the test checks it was):
+# a step name, or (name, which of its rules, the choice's b).
+SEQUENCE = [
+    "create",
+    "startPod",
+    "startPod",
+    "restartContainer",
+    "recreateSandbox",
+    "stopPod",
+    "fault",  # NodePrepareResources fails once
+    ("startPod", 0, 2),  # pod-2, with a claim from the template: its prepare fails, it stays Pending
+    "syncPod",  # and is prepared on the retry
+    "clearFaults",
+    "deletePod",
+    "forceDeletePod",
+    "reconcile",
+    "advanceClock",
+    "restartKubelet",
+    ("restartKubelet", 1),
+    "stopKubelet",
+    "startKubelet",
+    "restartPlugin",
+    "killPlugin",
+    "startPlugin",
+    "stopPlugin",
+    "startPlugin",
+]
+
+
+def test_generated_steps_have_the_traits_their_effects_need() -> None:
+    world = World(base_scenario(), RunOptions())
+    problems: list[str] = []
+    ran: set[int] = set()
+    try:
+        world.setup()
+        gen = StepGenerator(world)
+
+        def execute(step: Step) -> None:
+            before = seen(world)
+            run_step(world, step, StepContext(0, step.name, marks={}))
+            after = seen(world)
+            traits = STEP_TYPES[step.name]
+            started = after.plugin is not None and after.plugin != before.plugin
+            changed = (
+                before.kubelet != after.kubelet
+                or before.plugin != after.plugin
+                or before.faults != after.faults
+            )
+            if started != traits.starts_plugin:
+                problems.append(
+                    f"{step.name}: started the plugin {started}, trait starts_plugin {traits.starts_plugin}"
+                )
+            if changed != traits.lifecycle:
+                problems.append(
+                    f"{step.name}: changed kubelet, plugin or faults {changed}, lifecycle {traits.lifecycle}"
+                )
+            for follow in gen.follow_up(step):
+                execute(follow)
+
+        for entry in SEQUENCE:
+            name, nth, b = (*entry, 0)[:3] if isinstance(entry, tuple) else (entry, 0, 0)
+            index = rule_index(name, nth)
+            step = gen.step_for((index, 0, b, 0))
+            cls = RULES[index][0]
+            assert isinstance(step.args, cls), f"{name}#{nth} was not valid here; ran {step.name} instead"
+            ran.add(index)
+            execute(step)
+    finally:
+        world.teardown()
+    assert problems == []
+    assert ran == set(range(len(RULES))), "the sequence must run every rule"
