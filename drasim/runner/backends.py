@@ -61,7 +61,7 @@ __all__ = [
     "run_prefix",
 ]
 
-# Who is who in the API server's journal and fault rules (drasim.apiserver.faults.CLIENT_KINDS).
+# Who is who in the API server's journal and fault rules (drasim.faults.CLIENT_KINDS).
 RUNNER, KUBELET, DRIVER = "runner", "kubelet", "driver"
 
 
