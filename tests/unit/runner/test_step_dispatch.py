@@ -51,3 +51,16 @@ def test_step_traits_are_consistent() -> None:
     }
     assert "stopPod" in steps_with("unprepares")
     assert "restartKubelet" in steps_with("lifecycle")
+
+
+def test_a_second_handler_for_a_step_is_refused() -> None:
+    import pytest
+
+    from drasim.errors import DrasimError
+    from drasim.runner.actions.registry import handles
+    from drasim.scenario import steps
+
+    before = dict(HANDLERS)
+    with pytest.raises(DrasimError, match="Apply has two handlers"):
+        handles(steps.Apply)(lambda world, args, ctx: None)
+    assert before == HANDLERS
