@@ -7,8 +7,8 @@ from typing import Any
 
 from drasim.errors import ConfigError
 from drasim.runner.actions.registry import handles, run_action
-from drasim.runner.checks_node import list_slices, slice_identities
 from drasim.runner.context import StepContext
+from drasim.runner.expectations.node import list_slices, slice_identities
 from drasim.runner.world import World
 from drasim.scenario import steps as S  # noqa: N812 - S.Mark reads like the YAML
 
