@@ -38,18 +38,6 @@ def test_wrong_container_type(problems):
     assert problems(text) == ["s.yaml:6:9: metadata.tags: expected a list of strings, got a mapping"]
 
 
-def test_wrong_scalar_type(steps_problems):
-    assert steps_problems("- fault: {plugin: {rpc: GetInfo, code: UNAVAILABLE, times: two}}\n") == [
-        "s.yaml:12:64: spec.steps[0].fault.plugin.times: expected an integer, got a string ('two')"
-    ]
-
-
-def test_boolean_is_not_a_number(steps_problems):
-    assert steps_problems("- advanceClock: {seconds: true}\n") == [
-        "s.yaml:12:31: spec.steps[0].advanceClock.seconds: expected a number, got a boolean (true)"
-    ]
-
-
 def test_missing_required_field(problems):
     text = """\
         apiVersion: drasim.dev/v1alpha1
@@ -58,12 +46,6 @@ def test_missing_required_field(problems):
         spec: {steps: [{reconcile: {}}]}
         """
     assert problems(text) == ["s.yaml:3:11: metadata: missing required field 'description' (a string)"]
-
-
-def test_unknown_step_suggests_the_closest(steps_problems):
-    assert steps_problems("- restartKublet: {}\n") == [
-        "s.yaml:12:7: spec.steps[0]: unknown step 'restartKublet'. Did you mean 'restartKubelet'?"
-    ]
 
 
 def test_unknown_step_without_a_close_match_lists_valid_steps(steps_problems):
@@ -100,12 +82,6 @@ def test_shorthand_of_the_wrong_shape(steps_problems):
     assert steps_problems("- advanceClock: [1]\n") == [
         "s.yaml:12:21: spec.steps[0].advanceClock: expected a mapping (AdvanceClock) or, "
         "as shorthand for 'seconds', a number; got a list"
-    ]
-
-
-def test_value_below_minimum(steps_problems):
-    assert steps_problems("- advanceClock: -5\n") == [
-        "s.yaml:12:21: spec.steps[0].advanceClock.seconds: must be at least 0, got -5"
     ]
 
 
@@ -164,12 +140,6 @@ def test_duplicate_scenario_names_across_files(write):
     ]
 
 
-def test_duplicate_key_in_a_mapping(steps_problems):
-    assert steps_problems("- startPod: {name: a, name: b}\n") == [
-        "s.yaml:12:27: duplicate key 'name' (the later value would silently win)"
-    ]
-
-
 def test_missing_file(tmp_path):
     missing = tmp_path / "nope.yaml"
     with pytest.raises(ScenarioError) as info:
@@ -197,18 +167,6 @@ def test_python_tags_are_refused(problems):
     (problem,) = problems("kind: Scenario\nx: !!python/object/apply:os.system [echo]\n")
     assert problem.startswith("s.yaml:2:4: YAML syntax error: ")
     assert "could not determine a constructor" in problem
-
-
-def test_unknown_kind(problems):
-    assert problems("apiVersion: drasim.dev/v1alpha1\nkind: Scenaro\n") == [
-        "s.yaml:2:7: kind: unknown kind ('Scenaro'). Expected 'Scenario'. Did you mean 'Scenario'?"
-    ]
-
-
-def test_unsupported_api_version(problems):
-    assert problems("apiVersion: drasim.dev/v2\nkind: Scenario\n") == [
-        "s.yaml:1:13: apiVersion: unsupported apiVersion ('drasim.dev/v2'). Expected 'drasim.dev/v1alpha1'"
-    ]
 
 
 def test_document_that_is_not_a_mapping(problems):
@@ -513,3 +471,58 @@ def test_fake_pool_is_refused_rather_than_ignored(problems):
     """
     (problem,) = problems(text)
     assert problem.startswith("s.yaml:6:41: spec.driver.fake.pool: not supported by the fake plugin yet")
+
+
+# One step (YAML under spec.steps) -> the one problem it gives.
+STEP_PROBLEMS = [
+    pytest.param(
+        "- fault: {plugin: {rpc: GetInfo, code: UNAVAILABLE, times: two}}\n",
+        "s.yaml:12:64: spec.steps[0].fault.plugin.times: expected an integer, got a string ('two')",
+        id="wrong_scalar_type",
+    ),
+    pytest.param(
+        "- advanceClock: {seconds: true}\n",
+        "s.yaml:12:31: spec.steps[0].advanceClock.seconds: expected a number, got a boolean (true)",
+        id="boolean_is_not_a_number",
+    ),
+    pytest.param(
+        "- restartKublet: {}\n",
+        "s.yaml:12:7: spec.steps[0]: unknown step 'restartKublet'. Did you mean 'restartKubelet'?",
+        id="unknown_step_suggests_the_closest",
+    ),
+    pytest.param(
+        "- advanceClock: -5\n",
+        "s.yaml:12:21: spec.steps[0].advanceClock.seconds: must be at least 0, got -5",
+        id="value_below_minimum",
+    ),
+    pytest.param(
+        "- startPod: {name: a, name: b}\n",
+        "s.yaml:12:27: duplicate key 'name' (the later value would silently win)",
+        id="duplicate_key_in_a_mapping",
+    ),
+]
+
+
+@pytest.mark.parametrize(("steps", "problem"), STEP_PROBLEMS)
+def test_a_bad_step_gives_one_clear_problem(steps_problems, steps, problem):
+    assert steps_problems(steps) == [problem]
+
+
+# A whole document -> the one problem it gives.
+DOCUMENT_PROBLEMS = [
+    pytest.param(
+        "apiVersion: drasim.dev/v1alpha1\nkind: Scenaro\n",
+        "s.yaml:2:7: kind: unknown kind ('Scenaro'). Expected 'Scenario'. Did you mean 'Scenario'?",
+        id="unknown_kind",
+    ),
+    pytest.param(
+        "apiVersion: drasim.dev/v2\nkind: Scenario\n",
+        "s.yaml:1:13: apiVersion: unsupported apiVersion ('drasim.dev/v2'). Expected 'drasim.dev/v1alpha1'",
+        id="unsupported_api_version",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "problem"), DOCUMENT_PROBLEMS)
+def test_a_bad_document_gives_one_clear_problem(problems, text, problem):
+    assert problems(text) == [problem]
