@@ -37,6 +37,7 @@ from drasim.explore.violations import Violation
 from drasim.faults import CLAIM_RPCS
 from drasim.journal import RpcCall
 from drasim.runner.drivers import FakeDriverHandle
+from drasim.runner.expectations.errors import KUBELET_OPERATIONS
 from drasim.runner.world import World
 from drasim.scenario import schema as _schema  # noqa: F401 - registers every step before steps_with
 from drasim.scenario.registry import steps_with
@@ -47,12 +48,14 @@ RESOURCE_V1 = "resource.k8s.io/v1"
 LIFECYCLE_STEPS = steps_with("lifecycle")
 """Steps that change what may fail while they run; ``fault-free-succeeds`` does not judge them."""
 
+JUDGED_OPERATIONS = ("prepare", "unprepare", "reconcile")
+"""The scenario language's operations whose failures ``fault-free-succeeds`` judges."""
+
 OPERATIONS: dict[str, str] = {
-    "PrepareResources": "prepare",
-    "UnprepareResources": "unprepare",
-    "ReconcileUnprepare": "reconcile",
+    journaled: operation for operation in JUDGED_OPERATIONS for journaled in KUBELET_OPERATIONS[operation]
 }
-"""Kubelet journal operation -> the scenario language's ``operation`` (expectNoError/expectError)."""
+"""Kubelet journal operation -> the scenario language's ``operation`` (expectNoError/expectError),
+read from the expectations' own table so that the two cannot drift apart."""
 
 OPERATION_STEPS = steps_with("operation")
 """Steps whose own result is the kubelet operation they run (their ``expectError`` is its error)."""
