@@ -83,9 +83,8 @@ class PluginFault:
     """One fault rule for a DRA plugin's gRPC methods.
 
     Rules are checked in the order they were added; the first rule that matches a call
-    and still has uses left applies. Transport faults (code, delay, hang) can be applied
-    by the kubelet's client interceptor and so work against real drivers; protocol faults
-    (error, missingClaim, unknownUID, crash) need the fake plugin.
+    and still has uses left applies. The fake plugin applies the rules: a real driver process
+    cannot be told to misbehave, so a scenario with plugin faults is skipped for real drivers.
     """
 
     driver: str = field(

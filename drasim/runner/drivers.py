@@ -80,7 +80,7 @@ class DriverHandle(Protocol):
 _HEALTH = {"Healthy": "HEALTHY", "Unhealthy": "UNHEALTHY", "Unknown": "UNKNOWN"}
 
 
-def _fake_fault(fault: PluginFault, time_scale: float) -> PluginFault:
+def fake_plugin_rule(fault: PluginFault, time_scale: float) -> PluginFault:
     """A scenario rule as the fake plugin takes it: delay in real seconds, claim as namespace/name."""
     if fault.claim and "/" not in fault.claim:
         fault = replace(fault, claim=f"default/{fault.claim}")
@@ -108,7 +108,7 @@ class FakeDriverHandle:
         spec = self.spec
         self.name = spec.name
         devices = spec.devices if isinstance(spec.devices, int) else list(spec.devices)
-        faults: list[Any] = [_fake_fault(fault, self.time_scale) for fault in spec.faults]
+        faults: list[Any] = [fake_plugin_rule(fault, self.time_scale) for fault in spec.faults]
         extra = dict(spec.behaviour)  # the fake plugin's own keys: its fault mappings follow the rules
         behaviour = Behaviour.from_dict(
             {"faults": faults + list(extra.pop("faults", [])), "bugs": list(spec.bugs), **extra},
@@ -169,7 +169,7 @@ class FakeDriverHandle:
 
     def add_fault(self, fault: PluginFault, time_scale: float) -> None:
         """Add a rule after the others; rules already there keep their counters."""
-        self._driver.add_faults([_fake_fault(fault, time_scale)])
+        self._driver.add_faults([fake_plugin_rule(fault, time_scale)])
 
     def clear_faults(self) -> None:
         """Remove every rule."""

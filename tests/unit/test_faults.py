@@ -23,7 +23,7 @@ from drasim.faults import (
     describe,
     scaled,
 )
-from drasim.runner.drivers import _fake_fault
+from drasim.runner.drivers import fake_plugin_rule
 from drasim.scenario.loader import load_text
 from fake_plugins import Behaviour, FakeDriverConfig
 from fake_plugins import decode_fault as decode_plugin_fault
@@ -134,11 +134,11 @@ def test_a_scenario_rule_reaches_the_fake_plugin_as_the_same_value() -> None:
     rule = PluginFault(
         rpc="NodePrepareResources", claim="gpu", missing_claim=True, delay=30.0, times=2, after=1
     )
-    assert _fake_fault(rule, 0.01) == PluginFault(
+    assert fake_plugin_rule(rule, 0.01) == PluginFault(
         rpc="NodePrepareResources", claim="default/gpu", missing_claim=True, delay=0.3, times=2, after=1
     )
     unchanged = PluginFault(rpc="GetInfo", code="UNAVAILABLE")
-    assert _fake_fault(unchanged, 0.01) is unchanged
+    assert fake_plugin_rule(unchanged, 0.01) is unchanged
 
 
 def test_behaviour_file_keys_decode_straight_to_the_typed_rule() -> None:
