@@ -3,7 +3,6 @@ step's start and end the same way, and the session owns the step windows and the
 
 from __future__ import annotations
 
-import textwrap
 import threading
 from typing import Any
 
@@ -19,20 +18,12 @@ from drasim.runner.context import StepFailure
 from drasim.runner.run import run_scenario
 from drasim.runner.session import StepSession, TimedOut
 from drasim.runner.world import RunOptions, World, open_world
-from drasim.scenario.loader import load_text
 
-SCENARIO = textwrap.dedent(
-    """\
-    apiVersion: drasim.dev/v1alpha1
-    kind: Scenario
-    metadata: {name: two-steps, description: a pod and an expectation that does not hold}
-    spec:
-      driver: {fake: {name: gpu.example.com}}
-      claims: [{name: gpu}]
-      steps:
-        - startPod: {name: a, claims: [gpu]}
-        - expectCalls: {NodePrepareResources: 2}
-    """
+# A pod, then an expectation that does not hold (one prepare call, not two).
+SCENARIO = build_scenario(
+    "two-steps",
+    claims=["gpu"],
+    steps=[{"startPod": {"name": "a", "claims": ["gpu"]}}, {"expectCalls": {"NodePrepareResources": 2}}],
 )
 
 
@@ -46,8 +37,7 @@ def steps_of(events: list[dict[str, Any]]) -> list[tuple[str, int, str, str | No
 
 
 def test_drasim_run_journals_each_steps_start_and_end_with_its_outcome() -> None:
-    (scenario,) = load_text(SCENARIO, "s.yaml")
-    result = run_scenario(scenario, RunOptions(), results=RESULTS)
+    result = run_scenario(SCENARIO, RunOptions(), results=RESULTS)
     assert result.status == "failed"
     assert steps_of(result.journal) == [
         ("step", 1, "startPod", None),
@@ -122,8 +112,7 @@ def test_explore_journals_its_steps_and_its_trace_marks_are_the_sessions(
 
 def _world() -> World:
     """The scenario's world, built but not started (steps that need no node run on it)."""
-    (scenario,) = load_text(SCENARIO, "s.yaml")
-    return open_world(scenario, RunOptions())
+    return open_world(SCENARIO, RunOptions())
 
 
 def test_a_step_that_raises_is_journaled_as_an_error_and_the_error_propagates() -> None:
