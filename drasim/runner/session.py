@@ -24,8 +24,8 @@ from typing import Any
 
 from drasim.journal.kinds import STEP, STEP_END
 from drasim.runner.actions import run_action
-from drasim.runner.checks import run_check
 from drasim.runner.context import StepContext, StepFailure
+from drasim.runner.expectations import run_check
 from drasim.runner.world import SimulatedCrash, World
 from drasim.scenario.registry import Step
 from drasim.scenario.typeinfo import camel
