@@ -89,6 +89,13 @@ class Journal:
             selected = self._events[max(since_seq, 0) :]
         return [dict(e) for e in selected if _matches(e, kind, match)]
 
+    def last(self, kind: str | None = None, **match: Any) -> Event | None:
+        """The newest event of ``kind`` (if given) whose fields equal every ``match`` value (a copy),
+        or ``None``; reads backwards and copies only that event."""
+        with self._cond:
+            found = next((e for e in reversed(self._events) if _matches(e, kind, match)), None)
+        return None if found is None else dict(found)
+
     def tail(self, count: int = 20) -> list[Event]:
         """The last ``count`` events (copies)."""
         with self._cond:

@@ -127,6 +127,23 @@ def test_events_filters_by_kind_since_and_fields():
     assert [e["seq"] for e in journal.tail(2)] == [3, 4]
 
 
+def test_last_is_the_newest_matching_event_as_a_copy():
+    journal = Journal(VirtualClock())
+    assert journal.last("kubelet") is None
+    journal.record("kubelet", operation="PrepareResources", pod="default/a")
+    journal.record("api", verb="GET")
+    journal.record("kubelet", operation="UnprepareResources", pod="default/a")
+    journal.record("api", verb="LIST")
+    last = journal.last("kubelet")
+    assert last is not None
+    assert last["seq"] == 3
+    assert journal.last()["seq"] == 4
+    assert journal.last("kubelet", operation="PrepareResources")["seq"] == 1
+    assert journal.last("kubelet", operation="missing") is None
+    last["operation"] = "changed"
+    assert journal.last("kubelet")["operation"] == "UnprepareResources"
+
+
 def test_rpc_calls_extracts_claims_and_scopes_by_side_driver_method_and_mark():
     journal = Journal(VirtualClock())
     rpc(journal, PREPARE, [GPU, NET])
