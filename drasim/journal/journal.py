@@ -23,6 +23,8 @@ from drasim.journal import kinds
 from drasim.journal.calls import RpcCall, method_matches
 from drasim.journal.convert import to_jsonable
 
+_PLAIN = frozenset({str, int, bool, type(None)})
+
 Event = dict[str, Any]
 """One journal event: ``seq``, ``t``, ``kind`` and the kind's fields (see :mod:`drasim.journal.kinds`)."""
 
@@ -57,7 +59,15 @@ class Journal:
         if not isinstance(kind, str) or not kind:
             msg = f"journal event kind must be a non-empty string, got {kind!r}"
             raise ValueError(msg)
-        body = {_field_name(str(k)): to_jsonable(v) for k, v in fields.items()}
+        # Converted before the lock (the conversion may be slow for big payloads); plain
+        # values and keys (the common case) skip the conversion call.
+        body: Event = {}
+        for key, value in fields.items():
+            if type(key) is not str:
+                key = str(key)  # noqa: PLW2901 - normalised in place
+            if key in kinds.RESERVED:
+                key = "source_" + key  # noqa: PLW2901
+            body[key] = value if type(value) in _PLAIN else to_jsonable(value)
         with self._cond:
             stamp = self._clock.now() - self._start if t is None else t
             event: Event = {"seq": len(self._events) + 1, "t": round(stamp, 6), "kind": kind}
