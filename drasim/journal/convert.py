@@ -39,6 +39,7 @@ def to_jsonable(value: Any) -> Any:
 
 _NOT_SCALAR = object()
 _PLAIN = frozenset({str, int, bool, type(None)})
+_STR = frozenset({str})
 _INF = float("inf")
 
 
@@ -53,16 +54,23 @@ def _convert(value: Any, depth: int) -> Any:
         return value
     if kind is float:
         return value if -_INF < value < _INF else str(value)
-    child = depth + 1
-    if child <= MAX_DEPTH:
-        if kind is dict:
-            return {
-                k if type(k) is str else str(k): v if type(v) in _PLAIN else _convert(v, child)
-                for k, v in value.items()
-            }
-        if kind is list:
-            return [v if type(v) in _PLAIN else _convert(v, child) for v in value]
+    if depth < MAX_DEPTH and (kind is dict or kind is list):
+        return _plain_container(value, depth + 1)
     return _convert_other(value, depth)
+
+
+def _plain_container(value: dict[Any, Any] | list[Any], child: int) -> Any:
+    """A dict or list converted in one pass; one of plain values (and string keys) is copied in C."""
+    if not isinstance(value, dict):
+        if _PLAIN.issuperset(map(type, value)):
+            return list(value)
+        return [v if type(v) in _PLAIN else _convert(v, child) for v in value]
+    if _PLAIN.issuperset(map(type, value.values())) and _STR.issuperset(map(type, value)):
+        return dict(value)
+    return {
+        k if type(k) is str else str(k): v if type(v) in _PLAIN else _convert(v, child)
+        for k, v in value.items()
+    }
 
 
 def _convert_other(value: Any, depth: int) -> Any:

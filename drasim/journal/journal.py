@@ -59,15 +59,15 @@ class Journal:
         if not isinstance(kind, str) or not kind:
             msg = f"journal event kind must be a non-empty string, got {kind!r}"
             raise ValueError(msg)
-        # Converted before the lock (the conversion may be slow for big payloads); plain
-        # values and keys (the common case) skip the conversion call.
-        body: Event = {}
-        for key, value in fields.items():
-            if type(key) is not str:
-                key = str(key)  # noqa: PLW2901 - normalised in place
-            if key in kinds.RESERVED:
-                key = "source_" + key  # noqa: PLW2901
-            body[key] = value if type(value) in _PLAIN else to_jsonable(value)
+        # Converted before the lock (the conversion may be slow for big payloads). Most
+        # fields are plain values: those are checked in C and taken as they are.
+        body: Event = dict(fields)
+        if not kinds.RESERVED.isdisjoint(body):
+            body = {_field_name(str(k)): v for k, v in body.items()}
+        if not _PLAIN.issuperset(map(type, body.values())):
+            for key, value in body.items():
+                if type(value) not in _PLAIN:
+                    body[key] = to_jsonable(value)
         with self._cond:
             stamp = self._clock.now() - self._start if t is None else t
             event: Event = {"seq": len(self._events) + 1, "t": round(stamp, 6), "kind": kind}

@@ -100,8 +100,6 @@ def unprepare_response(service: str, data: bytes) -> dict[str, UnprepareResult |
 
 
 def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    if pos < len(data) and data[pos] < 0x80:  # tags and short lengths: one byte
-        return data[pos], pos + 1
     result = shift = 0
     while True:
         if pos >= len(data):
@@ -119,18 +117,27 @@ def _fields(data: bytes) -> list[tuple[int, int, bytes | int]]:
     """(field number, wire type, payload) for every field of one message."""
     out: list[tuple[int, int, bytes | int]] = []
     pos = 0
-    while pos < len(data):
-        tag, pos = _varint(data, pos)
+    end = len(data)
+    while pos < end:
+        tag = data[pos]
+        if tag < 0x80:  # one-byte tags and lengths (the common case) without a call
+            pos += 1
+        else:
+            tag, pos = _varint(data, pos)
         number, wire = tag >> 3, tag & 7
-        if wire == 0:
+        if wire == 2:
+            if pos < end and data[pos] < 0x80:
+                length = data[pos]
+                pos += 1
+            else:
+                length, pos = _varint(data, pos)
+            out.append((number, wire, data[pos : pos + length]))
+            pos += length
+        elif wire == 0:
             value, pos = _varint(data, pos)
             out.append((number, wire, value))
         elif wire == 1:
             pos += 8
-        elif wire == 2:
-            length, pos = _varint(data, pos)
-            out.append((number, wire, data[pos : pos + length]))
-            pos += length
         elif wire == 5:
             pos += 4
         else:
