@@ -24,6 +24,7 @@ from drasim.journal.calls import RpcCall, method_matches
 from drasim.journal.convert import to_jsonable
 
 _PLAIN = frozenset({str, int, bool, type(None)})
+_INF = float("inf")
 
 Event = dict[str, Any]
 """One journal event: ``seq``, ``t``, ``kind`` and the kind's fields (see :mod:`drasim.journal.kinds`)."""
@@ -43,6 +44,7 @@ class Journal:
         """Unix time at creation; used to place merged events that carry a ``wall`` stamp."""
         self._events: list[Event] = []
         self._cond = threading.Condition()
+        self._waiters = 0  # threads in wait_for: only they need a notify
         self._merged: dict[str, tuple[int, int]] = {}
 
     # -- writing ---------------------------------------------------------------------------
@@ -66,14 +68,17 @@ class Journal:
             body = {_field_name(str(k)): v for k, v in body.items()}
         if not _PLAIN.issuperset(map(type, body.values())):
             for key, value in body.items():
-                if type(value) not in _PLAIN:
-                    body[key] = to_jsonable(value)
+                kind_of = type(value)
+                if kind_of in _PLAIN or (kind_of is float and -_INF < value < _INF):
+                    continue
+                body[key] = to_jsonable(value)
         with self._cond:
             stamp = self._clock.now() - self._start if t is None else t
             event: Event = {"seq": len(self._events) + 1, "t": round(stamp, 6), "kind": kind}
             event.update(body)
             self._events.append(event)
-            self._cond.notify_all()
+            if self._waiters:
+                self._cond.notify_all()
         return event
 
     # -- reading ---------------------------------------------------------------------------
@@ -141,7 +146,11 @@ class Journal:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return None
-                self._cond.wait(remaining)
+                self._waiters += 1
+                try:
+                    self._cond.wait(remaining)
+                finally:
+                    self._waiters -= 1
 
     # -- files -----------------------------------------------------------------------------
 
