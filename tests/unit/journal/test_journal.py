@@ -99,6 +99,22 @@ def test_to_jsonable_handles_odd_values():
     assert to_jsonable(api_pb2.NodeUnprepareResourcesResponse()) == {"claims": {}}
 
 
+def test_to_jsonable_copies_plain_containers_and_cuts_deep_nesting_at_the_same_depth():
+    leaf = {"a": 1, "b": [1, "x", None]}
+    converted = to_jsonable({"leaf": leaf, "keys": {1: "x", None: "y"}})
+    assert converted == {"leaf": leaf, "keys": {"1": "x", "None": "y"}}
+    # plain dicts and lists are copied, never shared with the caller
+    assert converted["leaf"] is not leaf
+    assert converted["leaf"]["b"] is not leaf["b"]
+    deep: dict[str, object] = {"v": 0}
+    for level in range(1, 45):
+        deep = {"v": level, "n": deep}
+    text = json.dumps(to_jsonable(deep))
+    # MAX_DEPTH (40) containers are converted; what sits below them, leaves included, is cut
+    assert text.count('"v"') == 41
+    assert text.count("<nested too deeply>") == 2
+
+
 def test_record_keeps_a_forwarded_seq_and_t_under_other_names_and_rejects_bad_kind():
     journal = Journal(VirtualClock())
     with pytest.raises(ValueError, match="non-empty string"):
