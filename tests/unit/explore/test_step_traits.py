@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from drasim.explore.base import base_scenario
 from drasim.explore.execute import run_step
 from drasim.explore.generator import RULES, StepGenerator, rule_index
-from drasim.runner.context import StepContext
 from drasim.runner.drivers import FakeDriverHandle
-from drasim.runner.world import RunOptions, World
+from drasim.runner.session import StepSession
+from drasim.runner.world import RunOptions, World, open_world
 from drasim.scenario.registry import STEP_TYPES, Step, step_type_of
 
 
@@ -76,7 +76,8 @@ SEQUENCE = [
 
 
 def test_generated_steps_have_the_traits_their_effects_need() -> None:
-    world = World(base_scenario(), RunOptions())
+    world = open_world(base_scenario(), RunOptions())
+    session = StepSession(world)
     problems: list[str] = []
     ran: set[int] = set()
     try:
@@ -85,7 +86,7 @@ def test_generated_steps_have_the_traits_their_effects_need() -> None:
 
         def execute(step: Step) -> None:
             before = seen(world)
-            run_step(world, step, StepContext(0, step.name, marks={}))
+            run_step(session, step)
             after = seen(world)
             traits = STEP_TYPES[step.name]
             started = after.plugin is not None and after.plugin != before.plugin
