@@ -1,7 +1,7 @@
 """The simulated node of one scenario run: API server, drivers, the emulated kubelet, time.
 
-:class:`World` owns every component and its lifetime. Steps (``actions.py``) change
-it, expectations (``checks.py``) read it. Time has two faces: real time, in which
+:class:`World` owns every component and its lifetime. Steps (:mod:`drasim.runner.actions`) change
+it, expectations (:mod:`drasim.runner.expectations`) read it. Time has two faces: real time, in which
 gRPC deadlines and fault delays elapse (kubelet durations multiplied by the profile's
 ``timeScale``), and the scenario's nominal clock, which only ``advanceClock`` and
 downtimes move and which drives the kubelet's periodic work (reconcile passes, pod
@@ -18,6 +18,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from dataclasses import replace as replace_fields
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from drasim.apiserver.port import Cluster
 from drasim.checkpoint.store import FileCheckpointStore
 from drasim.clock import ScaledClock
 from drasim.errors import ApiError, ConfigError, DrasimError, KubeletError
+from drasim.faults import ApiFault, PluginFault
 from drasim.journal import Journal
 from drasim.kubelet.manager import Manager
 from drasim.metrics import Metrics
@@ -245,14 +247,10 @@ class World:
         if spec.fake is not None:
             fake = spec.fake
             if fake.faults:
-                from dataclasses import replace as replace_fields
-
                 fake = replace_fields(fake, faults=[self.plugin_fault(f) for f in fake.faults])
             if self.options.bugs:
-                from dataclasses import replace
-
                 bugs: list[Any] = list(dict.fromkeys([*fake.bugs, *self.options.bugs]))
-                fake = replace(fake, bugs=bugs)
+                fake = replace_fields(fake, bugs=bugs)
             return FakeDriverHandle(
                 spec=fake,
                 workspace=self.workspace,
@@ -305,12 +303,10 @@ class World:
             return self.node
         return self.backend.node_name(name)
 
-    def plugin_fault(self, fault: Any) -> Any:
+    def plugin_fault(self, fault: PluginFault) -> PluginFault:
         """A plugin fault rule whose ``claim`` names the claim as the API server does."""
         if not fault.claim:
             return fault
-        from dataclasses import replace as replace_fields
-
         namespace, _, name = fault.claim.rpartition("/")
         return replace_fields(fault, claim=f"{self.namespace(namespace or 'default')}/{name}")
 
@@ -707,7 +703,7 @@ class World:
         clear_driver(self, driver)
 
     # ------------------------------------------------------------------ faults
-    def add_api_fault(self, fault: Any) -> None:
+    def add_api_fault(self, fault: ApiFault) -> None:
         """Install a scenario API-server fault rule in the store's fault injector."""
         from drasim.runner.faults import api_fault
 

@@ -2,7 +2,7 @@
 
 References between steps, exclusive options, regexes, fault rules. This is load-time
 validation; the runtime expectations a scenario asserts (``expect*`` steps) live in
-:mod:`drasim.runner.checks` and its ``checks_*`` modules.
+:mod:`drasim.runner.expectations`.
 
 They run on a fully decoded :class:`~drasim.scenario.schema.Scenario` and report through the
 decoder, so every message still carries its file, line, column and path.

@@ -23,7 +23,7 @@ def fault(world: World, args: S.Fault, ctx: StepContext) -> None:
         handle = world.driver(args.plugin.driver)
         handle.add_fault(world.plugin_fault(args.plugin), world.time_scale)
         world.journal.record("fault", where="plugin", driver=handle.name, spec=args.plugin)
-    else:
+    elif args.api_server is not None:
         world.add_api_fault(args.api_server)
 
 
