@@ -62,6 +62,11 @@ def _node(count: int, state_dir: str | None, fsync: bool) -> Node:
     return node
 
 
+def _tree_bytes(directory: Path) -> int:
+    """The bytes of every file under ``directory`` (the fake driver's one-file-per-claim state)."""
+    return sum(p.stat().st_size for p in directory.rglob("*") if p.is_file())
+
+
 def _status_kib(field: str) -> int | None:
     """A ``/proc/self/status`` memory field (``VmRSS``, ``VmHWM``) in KiB; None off Linux."""
     try:
@@ -136,7 +141,7 @@ def run_pods(count: int, state_dir: str | None, *, trace: bool, fsync: bool) -> 
         prepare = _phase(prepare_all, trace=trace)
         assert len(manager.claim_infos()) == count
         checkpoint_bytes = (node.state_root / DRA_MANAGER_STATE_FILE).stat().st_size
-        driver_state_bytes = node.driver.config.state_path.stat().st_size  # type: ignore[union-attr]
+        driver_state_bytes = _tree_bytes(node.driver.config.state_directory)  # type: ignore[union-attr]
         unprepare = _phase(unprepare_all, trace=trace)
         assert manager.claim_infos() == []
         assert len(node.driver.calls_to("NodePrepareResources")) == count  # type: ignore[union-attr]
