@@ -114,6 +114,7 @@ class IncrementalEncoder:
         self._suffix = suffix.encode("utf-8")
         self._escaped_prefix = _escaped(prefix)
         self._escaped_suffix = _escaped(suffix)
+        self._head = b'{"Data":"' + self._escaped_prefix
         self._prefix_crc = zlib.crc32(self._prefix)
         self._blocks: list[_Block] = []
         self._firsts: list[_SortKey] = []
@@ -197,7 +198,15 @@ class IncrementalEncoder:
 
     def encode(self) -> bytes:
         """The file bytes (``{"Data":...,"Checksum":...}``) for the entries held."""
-        parts = [b'{"Data":"', self._escaped_prefix]
+        return b"".join(self.encode_pieces())
+
+    def encode_pieces(self) -> list[bytes]:
+        """The file bytes as pieces to write one after the other (e.g. with ``os.writev``).
+
+        Their concatenation is :meth:`encode`; a block of unchanged entries is a piece of
+        its own, kept between calls, so a write copies no bytes before the kernel does.
+        """
+        parts = [self._head]
         checksum = self._prefix_crc
         fast = crc.AVAILABLE
         for number, block in enumerate(self._blocks):
@@ -213,6 +222,5 @@ class IncrementalEncoder:
                     checksum = zlib.crc32(b",", checksum)
                 checksum = zlib.crc32(inner, checksum)
         checksum = zlib.crc32(self._suffix, checksum)
-        parts.append(self._escaped_suffix)
-        parts.append(b'","Checksum":%d}' % checksum)
-        return b"".join(parts)
+        parts.append(self._escaped_suffix + b'","Checksum":%d}' % checksum)
+        return parts

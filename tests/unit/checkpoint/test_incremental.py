@@ -199,7 +199,8 @@ def test_store_changes_writes_what_store_writes(tmp_path) -> None:
     owner = object()
     current = {s.key: s for s in (_state(i) for i in range(5))}
     store.store_changes(owner, {}, lambda: list(current.values()))  # first call: everything
-    assert path.read_bytes() == codec.encode(list(current.values()))
+    first = codec.encode(list(current.values()))
+    assert path.read_bytes() == first
     replaced = _state(2)
     replaced.claim_uid = "uid-new"  # replaced under the same key, new UID
     current["default/claim-2"] = replaced
@@ -212,7 +213,12 @@ def test_store_changes_writes_what_store_writes(tmp_path) -> None:
     }
     store.store_changes(owner, changes, lambda: pytest.fail("must not re-read every entry"))
     assert path.read_bytes() == codec.encode(list(current.values()))
-    assert [tmp.name for tmp in tmp_path.iterdir()] == ["dra_manager_state"]
+    # Without fsync the replaced file is kept as the next write's temp file: no other leftovers.
+    names = sorted(tmp.name for tmp in tmp_path.iterdir())
+    assert len(names) == 2, names
+    assert names[0].startswith(".dra_manager_state.spare-"), names
+    assert names[1] == "dra_manager_state"
+    assert (tmp_path / names[0]).read_bytes() == first
 
 
 def test_store_changes_starts_over_after_another_writer(tmp_path) -> None:
@@ -283,3 +289,30 @@ def test_store_changes_with_awkward_names(tmp_path_factory, names) -> None:
         current[state.key] = state
         store.store_changes(owner, {state.key: state}, lambda: pytest.fail("full re-encode"))
         assert path.read_bytes() == codec.encode(list(current.values()))
+
+
+@pytest.mark.parametrize("fsync", [True, False])
+def test_short_writev_calls_and_small_iov_batches_write_every_byte(
+    tmp_path, monkeypatch, fsync
+) -> None:
+    from drasim.checkpoint import store as store_module
+
+    real_writev = os.writev
+    calls: list[int] = []
+
+    def short_writev(fd: int, buffers) -> int:  # the kernel may write less than asked
+        calls.append(len(buffers))
+        joined = b"".join(bytes(b) for b in buffers)
+        return real_writev(fd, [joined[:7]])
+
+    monkeypatch.setattr(store_module.os, "writev", short_writev)
+    monkeypatch.setattr(store_module, "_IOV_MAX", 3)
+    path = tmp_path / "dra_manager_state"
+    store = FileCheckpointStore(path, fsync=fsync)
+    states = [_state(i) for i in range(300)]  # several blocks: several pieces
+    owner = object()
+    store.store_changes(owner, {}, lambda: states[:200])
+    store.store_changes(owner, {s.key: s for s in states[200:]}, lambda: pytest.fail("full"))
+    assert path.read_bytes() == codec.encode(states)
+    assert calls
+    assert max(calls) <= 3
