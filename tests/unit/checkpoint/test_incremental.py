@@ -292,9 +292,7 @@ def test_store_changes_with_awkward_names(tmp_path_factory, names) -> None:
 
 
 @pytest.mark.parametrize("fsync", [True, False])
-def test_short_writev_calls_and_small_iov_batches_write_every_byte(
-    tmp_path, monkeypatch, fsync
-) -> None:
+def test_short_writev_calls_and_small_iov_batches_write_every_byte(tmp_path, monkeypatch, fsync) -> None:
     from drasim.checkpoint import store as store_module
 
     real_writev = os.writev
