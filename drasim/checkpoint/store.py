@@ -82,6 +82,8 @@ class FileCheckpointStore:
         fsync: bool = True,
     ) -> None:
         self._spare: str | None = None  # the replaced file, kept for the next write (no fsync)
+        self._spare_pieces: list[bytes] | None = None  # what the spare holds, as written
+        self._current: tuple[tuple[int, int], list[bytes]] | None = None  # (dev, inode) and pieces
         self.path = Path(path)
         self.write_share_id = write_share_id
         self.fsync = fsync
@@ -210,6 +212,7 @@ class FileCheckpointStore:
 
     def _replace_durably(self, pieces: list[bytes]) -> None:
         """A new ``.<random>`` temp file: write, fsync, rename over the target, fsync the directory."""
+        self._current = None
         fd, tmp = _create_temp(self._dir_text, ".")
         try:
             try:
@@ -225,20 +228,29 @@ class FileCheckpointStore:
         fsync_directory(self._dir_text)
 
     def _replace_recycling(self, pieces: list[bytes], size: int) -> None:
-        """Write into the spare (or a new temp file), keep the current file as the next spare, rename."""
-        fd, tmp = self._open_spare()
+        """Write into the spare (or a new temp file), keep the current file as the next spare, rename.
+
+        The spare holds what this store wrote two writes ago; the leading pieces it already
+        holds at the same offsets (the very same ``bytes`` objects: unchanged blocks of
+        entries) are not written again.
+        """
+        fd, tmp, held = self._open_spare()
         fresh = fd < 0
         if fresh:
             fd, tmp = _create_temp(self._dir_text, ".")
         spare: str | None = None
         try:
             try:
-                _write_all(fd, pieces)
+                ident = _identity(os.fstat(fd))
+                skip, offset = _common_prefix(pieces, held)
+                if offset:
+                    os.lseek(fd, offset, os.SEEK_SET)
+                _write_all(fd, pieces[skip:])
                 if not fresh:
                     os.ftruncate(fd, size)
             finally:
                 os.close(fd)
-            spare = self._link_current()
+            spare, spare_pieces = self._link_current()
             os.replace(tmp, self._path_text)
         except BaseException:
             for name in (tmp, spare):
@@ -246,45 +258,55 @@ class FileCheckpointStore:
                     with contextlib.suppress(OSError):
                         os.unlink(name)
             raise
-        self._spare = spare
+        self._spare, self._spare_pieces = spare, spare_pieces
+        self._current = (ident, pieces)
 
-    def _open_spare(self) -> tuple[int, str]:
-        """The spare opened for writing, or ``(-1, "")`` when there is none to reuse."""
-        spare, self._spare = self._spare, None
+    def _open_spare(self) -> tuple[int, str, list[bytes] | None]:
+        """The spare opened for writing and the pieces it holds, or ``(-1, "", None)``: none to reuse."""
+        spare, held = self._spare, self._spare_pieces
+        self._spare = self._spare_pieces = None
         if spare is None:
-            return -1, ""
+            return -1, "", None
         try:
             fd = os.open(spare, _SPARE_FLAGS)
         except OSError:
             with contextlib.suppress(OSError):
                 os.unlink(spare)
-            return -1, ""
+            return -1, "", None
         try:
             info = os.fstat(fd)
             if info.st_nlink == 1:  # only our name: nobody else can see it
                 if info.st_mode & 0o777 != 0o600:  # a target someone else created
                     os.fchmod(fd, 0o600)
-                return fd, spare
+                return fd, spare, held
         except OSError:
             pass
         os.close(fd)
         with contextlib.suppress(OSError):
             os.unlink(spare)
-        return -1, ""
+        return -1, "", None
 
-    def _link_current(self) -> str | None:
-        """A second name for the current file, to become the spare once it is replaced."""
+    def _link_current(self) -> tuple[str | None, list[bytes] | None]:
+        """A second name for the current file, to become the spare once it is replaced.
+
+        Returns the name and, when the file is the one this store wrote last, its pieces.
+        """
         name = f"{self._dir_text}/.{os.path.basename(self._path_text)}.spare-{secrets.token_hex(5)}"
         try:
             os.link(self._path_text, name)
-        except FileNotFoundError:  # the first write: nothing to keep
-            return None
-        except OSError:  # no hard links here (or a taken name): write a new file next time
-            return None
-        return name
+        except OSError:  # the first write (no file), or no hard links here: a new file next time
+            return None, None
+        current, self._current = self._current, None
+        try:
+            if current is not None and _identity(os.stat(name)) == current[0]:
+                return name, current[1]
+        except OSError:
+            pass
+        return name, None  # another writer replaced the file since: write the spare in full
 
     def _drop_spare(self) -> None:
         spare, self._spare = self._spare, None
+        self._spare_pieces = self._current = None
         if spare is not None:
             with contextlib.suppress(OSError):
                 os.unlink(spare)
@@ -313,6 +335,22 @@ def _file_lock(path: str) -> threading.Lock:
         if lock is None:
             lock = _LOCKS[key] = threading.Lock()
         return lock
+
+
+def _identity(info: os.stat_result) -> tuple[int, int]:
+    return info.st_dev, info.st_ino
+
+
+def _common_prefix(pieces: list[bytes], held: list[bytes] | None) -> tuple[int, int]:
+    """How many leading ``pieces`` are the very objects ``held`` starts with, and their bytes."""
+    count = offset = 0
+    if held is not None:
+        for new, old in zip(pieces, held, strict=False):
+            if new is not old:
+                break
+            count += 1
+            offset += len(new)
+    return count, offset
 
 
 def _create_temp(directory: str, prefix: str) -> tuple[int, str]:

@@ -314,3 +314,62 @@ def test_short_writev_calls_and_small_iov_batches_write_every_byte(tmp_path, mon
     assert path.read_bytes() == codec.encode(states)
     assert calls
     assert max(calls) <= 3
+
+
+@SETTINGS
+@given(steps=st.lists(st.tuples(st.booleans(), st.integers(0, 40)), min_size=1, max_size=25))
+def test_recycling_writes_give_the_full_encoding_after_every_write(tmp_path_factory, steps) -> None:
+    """Without fsync a write skips the leading blocks the recycled file already holds: never wrong bytes.
+
+    Two stores write the same file in turn now and then (as two kubelet instances of one
+    scenario could): a spare that another store's write made stale must be written in full.
+    """
+    path = tmp_path_factory.mktemp("recycle") / "dra_manager_state"
+    stores = [FileCheckpointStore(path, fsync=False), FileCheckpointStore(path, fsync=False)]
+    owners = [object(), object()]
+    current: dict[str, ClaimInfoState] = {}
+    pending: list[dict[str, ClaimInfoState | None]] = [{}, {}]
+    for number, (other, index) in enumerate(steps):
+        state = _state(index)
+        if state.key in current and number % 3 == 0:
+            del current[state.key]
+            change: ClaimInfoState | None = None
+        else:
+            state.pod_uids = {f"pod-{number}"}
+            current[state.key] = change = state
+        for waiting in pending:
+            waiting[state.key] = change
+        writer = 1 if other else 0
+        stores[writer].store_changes(owners[writer], pending[writer], lambda: list(current.values()))
+        pending[writer] = {}
+        assert path.read_bytes() == codec.encode(list(current.values()))
+    names = [p.name for p in path.parent.iterdir()]
+    assert len(names) <= 3, names  # the file and at most one spare per store
+
+
+def test_a_recycling_write_skips_the_unchanged_leading_blocks(tmp_path, monkeypatch) -> None:
+    from drasim.checkpoint import store as store_module
+
+    written: list[int] = []
+    real_writev = os.writev
+
+    def counting_writev(fd: int, buffers) -> int:
+        count = real_writev(fd, buffers)
+        written.append(count)
+        return count
+
+    monkeypatch.setattr(store_module.os, "writev", counting_writev)
+    path = tmp_path / "dra_manager_state"
+    store = FileCheckpointStore(path, fsync=False)
+    states = {s.key: s for s in (_state(i) for i in range(1000))}
+    owner = object()
+    store.store_changes(owner, {}, lambda: list(states.values()))
+    last = max(states, key=lambda key: (states[key].namespace, states[key].claim_name))
+    for number in range(2):  # change the last entry: every block before it is the same
+        changed = states[last].clone()
+        changed.pod_uids = {f"other-{number}"}
+        states[last] = changed
+        written.clear()
+        store.store_changes(owner, {last: changed}, lambda: pytest.fail("incremental"))
+        assert path.read_bytes() == codec.encode(list(states.values()))
+    assert sum(written) < os.path.getsize(path) // 2  # the second write reused most of the spare
