@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 import json
-import queue
 import threading
-from collections.abc import Iterator
 from typing import Any
 
-from drasim.apiserver.watch import WatchEvent
+from drasim.apiserver.watch import EventStream, WatchEvent
 from drasim.errors import ApiError
 
 
-class KubeWatch:
+class KubeWatch(EventStream):
     """A watch stream read by a background thread; ``next(timeout)``, iteration and ``stop()``."""
 
     def __init__(self, response: Any) -> None:
+        super().__init__()
         self._response = response
-        self._queue: queue.SimpleQueue[WatchEvent | None] = queue.SimpleQueue()
-        self.stopped = False
         self.error: ApiError | None = None
         self._thread = threading.Thread(target=self._read, name="drasim-kubewatch", daemon=True)
         self._thread.start()
@@ -46,16 +43,6 @@ class KubeWatch:
             )
         self._queue.put(event)
 
-    def next(self, timeout: float | None = None) -> WatchEvent | None:
-        """The next event, or ``None`` when the stream ended or ``timeout`` passed."""
-        try:
-            event = self._queue.get(timeout=timeout)
-        except queue.Empty:
-            return None
-        if event is None:
-            self._queue.put(None)
-        return event
-
     def stop(self) -> None:
         """Close the connection; the reader thread ends."""
         if self.stopped:
@@ -65,16 +52,3 @@ class KubeWatch:
         if shutdown is not None:
             shutdown()
         self._response.release_conn()
-
-    def __iter__(self) -> Iterator[WatchEvent]:
-        while True:
-            event = self.next()
-            if event is None:
-                return
-            yield event
-
-    def __enter__(self) -> KubeWatch:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()

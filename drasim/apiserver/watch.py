@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import queue
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 from drasim.apiserver.kinds import ResourceType
 
@@ -45,7 +46,45 @@ def bookmark(
     return WatchEvent(BOOKMARK, {"kind": rtype.kind, "apiVersion": api_version, "metadata": meta})
 
 
-class Watch:
+class EventStream(ABC):
+    """What every watch stream offers its consumer: :meth:`next` with a timeout, iteration,
+    and ``with`` (which calls :meth:`stop`). Producers put events on ``_queue``; ``None``
+    marks the end and stays there for later callers.
+    """
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue[WatchEvent | None] = queue.SimpleQueue()
+        self.stopped = False
+
+    @abstractmethod
+    def stop(self) -> None:
+        """End the stream; a consumer blocked in :meth:`next` wakes up with ``None``."""
+
+    def next(self, timeout: float | None = None) -> WatchEvent | None:
+        """The next event, or ``None`` when the stream ended or ``timeout`` seconds passed."""
+        try:
+            event = self._queue.get(timeout=timeout)
+        except queue.Empty:
+            return None
+        if event is None:
+            self._queue.put(None)  # keep reporting the end to later callers
+        return event
+
+    def __iter__(self) -> Iterator[WatchEvent]:
+        while True:
+            event = self.next()
+            if event is None:
+                return
+            yield event
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class Watch(EventStream):
     """A live watch: iterate it, or call :meth:`next` with a timeout; :meth:`stop` ends it.
 
     The store calls :meth:`offer` under its lock for every write, so events arrive in
@@ -63,14 +102,13 @@ class Watch:
         drop_after: int | None = None,
         on_stop: Callable[[Watch], None] | None = None,
     ) -> None:
+        super().__init__()
         self.rtype = rtype
         self.namespace = namespace
         self._matches = matches
         self._render = render
-        self._queue: queue.SimpleQueue[WatchEvent | None] = queue.SimpleQueue()
         self._remaining = drop_after
         self._on_stop = on_stop
-        self.stopped = False
         self.dropped = False
 
     def _in_scope(self, obj: Mapping[str, Any]) -> bool:
@@ -121,26 +159,3 @@ class Watch:
         self._queue.put(None)
         if self._on_stop is not None:
             self._on_stop(self)
-
-    def next(self, timeout: float | None = None) -> WatchEvent | None:
-        """The next event, or ``None`` when the watch ended or ``timeout`` seconds passed."""
-        try:
-            event = self._queue.get(timeout=timeout)
-        except queue.Empty:
-            return None
-        if event is None:
-            self._queue.put(None)  # keep reporting the end to later callers
-        return event
-
-    def __iter__(self) -> Iterator[WatchEvent]:
-        while True:
-            event = self.next()
-            if event is None:
-                return
-            yield event
-
-    def __enter__(self) -> Watch:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()

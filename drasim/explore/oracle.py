@@ -17,7 +17,7 @@ from drasim.errors import CheckpointError
 from drasim.explore.outcomes import OutcomeChecks
 from drasim.explore.violations import Violation
 from drasim.journal import RpcCall
-from drasim.runner.checks_cdi import duplicate_problems
+from drasim.runner.expectations.cdi import duplicate_problems
 from drasim.runner.world import World
 from drasim.state import ClaimInfoState
 

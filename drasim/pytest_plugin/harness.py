@@ -154,7 +154,7 @@ class DrasimNode:
         Expectations that do not hold raise :class:`StepAssertionError` with the expected-vs-actual diff.
         """
         from drasim.runner.actions import run_action
-        from drasim.runner.checks import run_check
+        from drasim.runner.expectations import run_check
         from drasim.runner.run import describe_step
 
         step = decode_step(spec)

@@ -7,6 +7,7 @@ real differences, never key-order noise, and reads like the scenario file.
 from __future__ import annotations
 
 import difflib
+from html import escape
 from typing import Any
 
 import yaml
@@ -32,3 +33,18 @@ def unified_diff(
     right = pretty(actual).splitlines(keepends=True)
     lines = difflib.unified_diff(left, right, fromfile=expected_label, tofile=actual_label, n=3)
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+def diff_lines_html(diff: str) -> str:
+    """A unified diff as HTML lines: hunk headers, additions and deletions in their own span class."""
+    lines = []
+    for line in diff.splitlines():
+        cls = ""
+        if line.startswith("@@"):
+            cls = "hunk"
+        elif line.startswith("+") and not line.startswith("+++"):
+            cls = "add"
+        elif line.startswith("-") and not line.startswith("---"):
+            cls = "del"
+        lines.append(f'<span class="{cls}">{escape(line)}</span>' if cls else escape(line))
+    return "\n".join(lines)

@@ -13,6 +13,7 @@ from html import escape
 from pathlib import Path
 
 from drasim.journal import describe_event
+from drasim.report.diff import diff_lines_html
 from drasim.report.files import atomic_write_text
 from drasim.report.html_diagram import render_diagram
 from drasim.report.model import RunReport, ScenarioResult
@@ -65,21 +66,6 @@ details.ev>pre{position:relative;z-index:1;margin:0 2em .5em;border:1px solid #d
 """
 
 
-def _diff_html(diff: str) -> str:
-    lines = []
-    for line in diff.splitlines():
-        cls = ""
-        if line.startswith("@@"):
-            cls = "hunk"
-        elif line.startswith("+") and not line.startswith("+++"):
-            cls = "add"
-        elif line.startswith("-") and not line.startswith("---"):
-            cls = "del"
-        text = escape(line)
-        lines.append(f'<span class="{cls}">{text}</span>' if cls else text)
-    return '<pre class="diff">' + "\n".join(lines) + "</pre>"
-
-
 def _events_pre(events: list[dict[str, object]]) -> str:
     return "<pre>" + escape("\n".join(describe_event(e) for e in events)) + "</pre>"
 
@@ -94,7 +80,7 @@ def _failure_html(result: ScenarioResult) -> str:
         parts.append(f"<p><b>Failing step {escape(index)}</b>: {escape(failure.step_text)}</p>")
     parts.append(f'<pre class="message">{escape(failure.message)}</pre>')
     if failure.diff:
-        parts.append("<p>Expected vs actual:</p>" + _diff_html(failure.diff))
+        parts.append(f'<p>Expected vs actual:</p><pre class="diff">{diff_lines_html(failure.diff)}</pre>')
     if failure.similar_events:
         parts.append("<p>Similar events:</p>" + _events_pre(failure.similar_events))
     if failure.journal_tail:

@@ -24,7 +24,7 @@ from html import escape
 from typing import Any
 
 from drasim.journal import claims_of, describe_event, short_method
-from drasim.report.diff import unified_diff
+from drasim.report.diff import diff_lines_html, unified_diff
 
 KUBELET = "kubelet"
 APISERVER = "API server"
@@ -291,21 +291,6 @@ def _centre(col: int, count: int) -> float:
     return (col + 0.5) * 100.0 / count
 
 
-def _diff_lines_html(diff: str) -> str:
-    """A unified diff as HTML lines coloured like the failure box's diff."""
-    lines = []
-    for line in diff.splitlines():
-        cls = ""
-        if line.startswith("@@"):
-            cls = "hunk"
-        elif line.startswith("+") and not line.startswith("+++"):
-            cls = "add"
-        elif line.startswith("-") and not line.startswith("---"):
-            cls = "del"
-        lines.append(f'<span class="{cls}">{escape(line)}</span>' if cls else escape(line))
-    return "\n".join(lines)
-
-
 def _row_html(row: Row, count: int, failing_step: int | None) -> str:
     classes = ["ev", row.kind.replace("_", "-")]
     if row.error:
@@ -335,7 +320,7 @@ def _row_html(row: Row, count: int, failing_step: int | None) -> str:
         shown = f"#{seq}-{last}"
         content = list(row.events)
     body = escape(json.dumps(content, indent=2, sort_keys=True, ensure_ascii=False, default=str))
-    detail = f'<pre class="diff">{_diff_lines_html(row.detail)}</pre>' if row.detail else ""
+    detail = f'<pre class="diff">{diff_lines_html(row.detail)}</pre>' if row.detail else ""
     return (
         f'<details class="{" ".join(classes)}" data-seq="{seq}"><summary><span class="seq">{shown}</span>'
         f"{graphic}</summary>{detail}<pre>{body}</pre></details>"

@@ -308,7 +308,7 @@ def _drive(
     world: World, scenario: Scenario, options: RunOptions, result: ScenarioResult, progress: _Progress
 ) -> None:
     """Set the world up and run the steps, recording the outcome in ``result``; never raises."""
-    from drasim.runner.checks import run_check
+    from drasim.runner.expectations import run_check
 
     step: Step | None = None
     index: int | None = None

@@ -535,7 +535,7 @@ class World:
         Polls the store directly: the polls are not API calls of anybody, so they stay out
         of the journal. Raises :class:`DriverProcessError` if the process exits meanwhile.
         """
-        from drasim.runner.checks_node import list_slices
+        from drasim.runner.expectations.node import list_slices
 
         driver = handle.name
         selector = f"spec.driver={driver},spec.nodeName={self.node}"

@@ -8,7 +8,12 @@ import sys
 
 import pytest
 
-for _module in ("drasim.runner.run", "drasim.runner.actions", "drasim.runner.checks", "fake_plugins.driver"):
+for _module in (
+    "drasim.runner.run",
+    "drasim.runner.actions",
+    "drasim.runner.expectations",
+    "fake_plugins.driver",
+):
     importlib.import_module(_module)  # kept across pytester's in-process runs (see tests/plugin)
 
 #: What a driver author would pass: every path and name comes from drasim's placeholders.

@@ -86,17 +86,23 @@ def test_conformance_scenarios_through_a_driver_process(tmp_path: Path, driver_c
     assert not workspace.exists()
 
 
-def test_driver_that_exits_is_an_error_with_its_stderr(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    script = "import sys; print('no devices found on this node', file=sys.stderr); sys.exit(3)"
-    command = shlex.join([sys.executable, "-c", script]) + " {node}"
+def _failed_round_trip(command: str, tmp_path: Path) -> dict[str, Any]:
+    """Run the conformance round trip with ``command`` as the driver; it must end in an error."""
     report_path = tmp_path / "report.json"
     scenario = str(CONFORMANCE / "prepare-unprepare-round-trip.yaml")
     code = main(["run", scenario, "--driver-cmd", command, "--json", str(report_path)])
     assert code == 1
     (result,) = json.loads(report_path.read_text())["results"]
     assert result["status"] == "error"
+    return dict(result)
+
+
+def test_driver_that_exits_is_an_error_with_its_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = "import sys; print('no devices found on this node', file=sys.stderr); sys.exit(3)"
+    command = shlex.join([sys.executable, "-c", script]) + " {node}"
+    result = _failed_round_trip(command, tmp_path)
     message = result["failure"]["message"]
     assert "driver exited with status 3 before driver gpu.example.com to register" in message
     assert "no devices found on this node" in message
@@ -122,12 +128,7 @@ def test_driver_already_dead_at_kubelet_start_is_reported_with_status_and_output
 
     monkeypatch.setattr(ProcessDriverHandle, "start", start_and_wait_for_exit)
     command = "sh -c 'echo starting up; echo no GPU found >&2; exit 1'"
-    report_path = tmp_path / "report.json"
-    scenario = str(CONFORMANCE / "prepare-unprepare-round-trip.yaml")
-    code = main(["run", scenario, "--driver-cmd", command, "--json", str(report_path)])
-    assert code == 1
-    (result,) = json.loads(report_path.read_text())["results"]
-    assert result["status"] == "error"
+    result = _failed_round_trip(command, tmp_path)
     message = result["failure"]["message"]
     assert "driver exited with status 1 before driver gpu.example.com to register" in message
     assert "no GPU found" in message

@@ -14,7 +14,7 @@ import pytest
 for _module in (
     "drasim.allocator.allocate",
     "drasim.runner.actions",
-    "drasim.runner.checks",
+    "drasim.runner.expectations",
     "drasim.runner.health",
     "drasim.runner.run",
     "fake_plugins.driver",

@@ -7,13 +7,19 @@ kubernetes-sigs/dra-example-driver README describes) and run::
 
 Without it every test here is skipped with that reason. docs/real-driver.md has the
 results these tests pin down.
+
+Every test here is marked ``real_driver`` and ``slow``, and takes what it shares from the
+fixtures below (the sibling modules are loaded by path: with ``--import-mode=importlib`` a
+test module cannot import them; ``e2e_signals`` is in tests/conftest.py).
 """
 
 from __future__ import annotations
 
 import os
 import shlex
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -22,10 +28,24 @@ HERE = Path(__file__).parent
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Every test in this directory carries the ``real_driver`` marker."""
+    """Every test in this directory carries the ``real_driver`` and ``slow`` markers."""
     for item in items:
         if HERE in Path(str(item.path)).parents:
             item.add_marker(pytest.mark.real_driver)
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(scope="session")
+def expected(load_module: Callable[[str, Path], ModuleType]) -> ModuleType:
+    """expected.py: what the example driver passes, skips and fails (docs/real-driver.md)."""
+    return load_module("drasim_real_driver_expected", HERE / "expected.py")
+
+
+@pytest.fixture(scope="session")
+def repo_env() -> dict[str, str]:
+    """Our environment with this checkout first on the Python path, for the subprocesses."""
+    path = [str(HERE.parents[1]), os.environ.get("PYTHONPATH", "")]
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in path if p))
 
 
 @pytest.fixture(scope="session")

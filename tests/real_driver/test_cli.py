@@ -2,43 +2,24 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from types import ModuleType
 from typing import Any
-
-import pytest
 
 HERE = Path(__file__).parent
 REPO = HERE.parents[1]
 
 
-def _load(name: str, path: Path) -> Any:
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None
-        assert spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-EXPECTED = _load("drasim_real_driver_expected", HERE / "expected.py")
-SUPPORT = _load("drasim_real_driver_support", HERE / "support.py")
-
-pytestmark = pytest.mark.slow
-
-
-def _drasim_run(*args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+def _drasim_run(env: dict[str, str], *args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "drasim", "run", *args],
         capture_output=True,
         text=True,
-        env=SUPPORT.repo_env(),
+        env=env,
         cwd=REPO,
         timeout=timeout,
         check=False,
@@ -49,9 +30,12 @@ def _by_name(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {r["name"]: r for r in report["results"]}
 
 
-def test_conformance_suite(example_driver_cmd: str, tmp_path: Path) -> None:
+def test_conformance_suite(
+    example_driver_cmd: str, expected: ModuleType, repo_env: dict[str, str], tmp_path: Path
+) -> None:
     junit, html, json_path = tmp_path / "c.xml", tmp_path / "c.html", tmp_path / "c.json"
     done = _drasim_run(
+        repo_env,
         str(REPO / "scenarios" / "conformance"),
         "--driver-cmd",
         example_driver_cmd,
@@ -65,15 +49,15 @@ def test_conformance_suite(example_driver_cmd: str, tmp_path: Path) -> None:
         str(json_path),
     )
     results = _by_name(json.loads(json_path.read_text()))
-    bugs = {n: m for n, m in EXPECTED.DRIVER_BUGS.items() if n.startswith("conformance-")}
+    bugs = {n: m for n, m in expected.DRIVER_BUGS.items() if n.startswith("conformance-")}
     assert done.returncode == (1 if bugs else 0), done.stdout + done.stderr
     statuses = {name: r["status"] for name, r in results.items()}
     assert statuses == {
-        **dict.fromkeys(EXPECTED.CONFORMANCE_PASSED, "passed"),
-        **dict.fromkeys(EXPECTED.CONFORMANCE_SKIPPED, "skipped"),
+        **dict.fromkeys(expected.CONFORMANCE_PASSED, "passed"),
+        **dict.fromkeys(expected.CONFORMANCE_SKIPPED, "skipped"),
         **dict.fromkeys(bugs, "failed"),
     }, {n: (r["status"], (r["failure"] or {}).get("message")) for n, r in results.items()}
-    for name, reason in EXPECTED.CONFORMANCE_SKIPPED.items():
+    for name, reason in expected.CONFORMANCE_SKIPPED.items():
         assert reason in results[name]["skipReason"]
     for name, message in bugs.items():
         assert message in results[name]["failure"]["message"]
@@ -100,23 +84,26 @@ def test_conformance_suite(example_driver_cmd: str, tmp_path: Path) -> None:
     assert "PrepareResourceClaims is called" in page
 
 
-def test_whole_library(example_driver_cmd: str, tmp_path: Path) -> None:
+def test_whole_library(
+    example_driver_cmd: str, expected: ModuleType, repo_env: dict[str, str], tmp_path: Path
+) -> None:
     json_path = tmp_path / "lib.json"
     done = _drasim_run(
+        repo_env,
         "--driver-cmd", example_driver_cmd, "--driver-name", "gpu.example.com", "-j", "2",
         "--json", str(json_path),
         timeout=1800,
     )  # fmt: skip
     results = _by_name(json.loads(json_path.read_text()))
-    assert done.returncode == (1 if EXPECTED.DRIVER_BUGS else 0), done.stderr
+    assert done.returncode == (1 if expected.DRIVER_BUGS else 0), done.stderr
     bad = {n: r["failure"]["message"] for n, r in results.items() if r["status"] in ("failed", "error")}
     skipped = {n: r["skipReason"] for n, r in results.items() if r["status"] == "skipped"}
-    assert set(bad) == set(EXPECTED.DRIVER_BUGS), bad
-    for name, message in EXPECTED.DRIVER_BUGS.items():
+    assert set(bad) == set(expected.DRIVER_BUGS), bad
+    for name, message in expected.DRIVER_BUGS.items():
         assert message in bad[name], bad[name]
     # Every skip says what the real driver lacks (nothing is skipped without a reason).
     assert skipped
     assert all("real driver lacks capability" in reason for reason in skipped.values()), skipped
     passed = [n for n, r in results.items() if r["status"] == "passed"]
-    assert set(EXPECTED.CONFORMANCE_PASSED) <= set(passed)
+    assert set(expected.CONFORMANCE_PASSED) <= set(passed)
     assert len(passed) + len(skipped) + len(bad) == len(results)

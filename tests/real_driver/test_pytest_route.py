@@ -2,37 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Any
-
-import pytest
-
-HERE = Path(__file__).parent
+from types import ModuleType
 
 
-def _load(name: str, path: Path) -> Any:
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None
-        assert spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-EXPECTED = _load("drasim_real_driver_expected", HERE / "expected.py")
-SUPPORT = _load("drasim_real_driver_support", HERE / "support.py")
-
-pytestmark = pytest.mark.slow
-
-
-def test_conformance_suite_through_pytest(example_driver_cmd: str, tmp_path: Path) -> None:
+def test_conformance_suite_through_pytest(
+    example_driver_cmd: str, expected: ModuleType, repo_env: dict[str, str], tmp_path: Path
+) -> None:
     """What a driver author types; pytest's own JUnit and drasim's reports both checked."""
     done = subprocess.run(
         [
@@ -46,16 +26,16 @@ def test_conformance_suite_through_pytest(example_driver_cmd: str, tmp_path: Pat
         ],
         capture_output=True,
         text=True,
-        env=SUPPORT.repo_env(),
+        env=repo_env,
         cwd=tmp_path,
         timeout=900,
         check=False,
     )  # fmt: skip
-    bugs = {n: m for n, m in EXPECTED.DRIVER_BUGS.items() if n.startswith("conformance-")}
+    bugs = {n: m for n, m in expected.DRIVER_BUGS.items() if n.startswith("conformance-")}
     summary = done.stdout.strip().splitlines()[-1]
-    counts = f"{len(bugs)} failed, {len(EXPECTED.CONFORMANCE_PASSED)} passed, 2 skipped"
+    counts = f"{len(bugs)} failed, {len(expected.CONFORMANCE_PASSED)} passed, 2 skipped"
     assert counts in summary, done.stdout[-5000:] + done.stderr
-    for reason in EXPECTED.CONFORMANCE_SKIPPED.values():
+    for reason in expected.CONFORMANCE_SKIPPED.values():
         assert reason in done.stdout
     # A failure is the scenario's text (failing step, journal, driver log), not a traceback.
     for name, message in bugs.items():
@@ -66,8 +46,8 @@ def test_conformance_suite_through_pytest(example_driver_cmd: str, tmp_path: Pat
     # pytest's JUnit: each scenario's result travels in its properties; with junit_logging
     # the driver's log and the RPC sequence are the test case's output.
     cases = {c.get("name"): c for c in ET.parse(tmp_path / "pytest-junit.xml").iter("testcase")}
-    assert set(EXPECTED.CONFORMANCE_PASSED) | set(EXPECTED.CONFORMANCE_SKIPPED) | set(bugs) == set(cases)
-    for name in EXPECTED.CONFORMANCE_PASSED:
+    assert set(expected.CONFORMANCE_PASSED) | set(expected.CONFORMANCE_SKIPPED) | set(bugs) == set(cases)
+    for name in expected.CONFORMANCE_PASSED:
         out, err = cases[name].findtext("system-out") or "", cases[name].findtext("system-err") or ""
         assert "rpc NotifyRegistrationStatus gpu.example.com -> OK" in out, name
         assert "draplugin.go" in err, name
@@ -78,7 +58,7 @@ def test_conformance_suite_through_pytest(example_driver_cmd: str, tmp_path: Pat
     report = json.loads((tmp_path / "out" / "drasim-report.json").read_text())
     results = {r["name"]: r for r in report["results"]}
     assert report["environment"]["backend"] == "http"
-    for name in EXPECTED.CONFORMANCE_PASSED:
+    for name in expected.CONFORMANCE_PASSED:
         rpcs = [e["method"].rsplit("/", 1)[-1] for e in results[name]["journal"] if e["kind"] == "rpc"]
         assert rpcs[:2] == ["GetInfo", "NotifyRegistrationStatus"], (name, rpcs)
         assert "draplugin.go" in results[name]["stderr"]
@@ -87,5 +67,5 @@ def test_conformance_suite_through_pytest(example_driver_cmd: str, tmp_path: Pat
     assert "rpc NodePrepareResources gpu.example.com" in (round_trip.findtext("system-out") or "")
     assert "PrepareResourceClaims is called" in (round_trip.findtext("system-err") or "")
     page = (tmp_path / "out" / "drasim-report.html").read_text()
-    assert page.count('class="diagram"') == len(EXPECTED.CONFORMANCE_PASSED) + len(bugs)
+    assert page.count('class="diagram"') == len(expected.CONFORMANCE_PASSED) + len(bugs)
     assert "PrepareResourceClaims is called" in page

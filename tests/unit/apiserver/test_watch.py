@@ -172,3 +172,53 @@ def test_concurrent_writers_every_watcher_sees_every_event_in_order(store, rs):
         assert rvs == sorted(rvs)
         assert len(set(rvs)) == 240
         watch.stop()
+
+
+class _Response:
+    """A kubernetes-client watch response: chunks of newline-separated JSON, then the end."""
+
+    def __init__(self, chunks):
+        self.chunks = chunks
+        self.released = False
+
+    def stream(self, amt=None, decode_content=True):
+        yield from self.chunks
+
+    def release_conn(self):
+        self.released = True
+
+
+def _kube_watch(chunks):
+    from drasim.apiserver.kubewatch import KubeWatch
+
+    return KubeWatch(_Response(chunks))
+
+
+@pytest.mark.parametrize("kind", ["store", "kubeclient"])
+def test_both_watch_streams_iterate_until_the_end_and_keep_reporting_it(store, rs, kind):
+    """Watch (the store's) and KubeWatch (the kubernetes client's) share one consumer side."""
+    if kind == "store":
+        watch = store.watch(rs, V1, resource_version=str(store.resource_version))
+        store.create(rs, V1, slice_obj("a"))
+        store.create(rs, V1, slice_obj("b"))
+        watch.stop()
+    else:
+        line = b'{"type": "ADDED", "object": {"metadata": {"name": "%s"}}}\n'
+        watch = _kube_watch([line % b"a", (line % b"b")[:10], (line % b"b")[10:]])
+    assert [(e.type, e.object["metadata"]["name"]) for e in watch] == [("ADDED", "a"), ("ADDED", "b")]
+    assert watch.next(timeout=0.01) is None
+    assert watch.next(timeout=0.01) is None
+
+
+def test_a_watch_used_with_with_is_stopped_and_next_times_out_while_open(store, rs):
+    with store.watch(rs, V1, resource_version=str(store.resource_version)) as watch:
+        assert watch.next(timeout=0.01) is None
+        assert not watch.stopped
+    assert watch.stopped
+    response = _Response([])
+    from drasim.apiserver.kubewatch import KubeWatch
+
+    with KubeWatch(response) as kube_watch:
+        pass
+    assert kube_watch.stopped
+    assert response.released

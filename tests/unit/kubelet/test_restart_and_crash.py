@@ -9,6 +9,14 @@ from drasim.kubelet.manager import HOOK_POINTS
 from drasim.state import DriverState
 
 
+@pytest.fixture
+def restarted(harness, kit):
+    """A manager restarted from the checkpoint of one prepared claim."""
+    harness.claims.add(kit.claim())
+    harness.manager.prepare_resources(kit.pod())
+    return harness.restart()
+
+
 def test_corrupt_checkpoint_prevents_start(kit) -> None:
     harness = kit.Harness()
     harness.checkpoint.corrupt = True
@@ -38,18 +46,17 @@ def test_restart_restores_state_unprepared(harness, kit) -> None:
     assert harness.metrics.gauge("dra_resource_claims_in_use", driver_name="<any>") == 0
 
 
-def test_prepare_after_restart_calls_driver_again_without_duplicating_devices(harness, kit) -> None:
+def test_prepare_after_restart_calls_driver_again_without_duplicating_devices(
+    harness, kit, restarted
+) -> None:
     """The restored claim is prepared again; the reply replaces its devices (k/k#140274, #140471)."""
-    harness.claims.add(kit.claim())
-    harness.manager.prepare_resources(kit.pod())
-    manager = harness.restart()
-    manager.prepare_resources(kit.pod())
+    restarted.prepare_resources(kit.pod())
     assert harness.prepare_count() == 2
-    info = manager.claim_info(kit.NAMESPACE, kit.CLAIM)
+    info = restarted.claim_info(kit.NAMESPACE, kit.CLAIM)
     assert info.prepared
     assert len(info.driver_state[kit.DRIVER].devices) == 1
     cdi = "test-driver/test=claim-test-claim-uid"
-    assert manager.get_resources(kit.pod(), kit.CONTAINER) == [cdi]
+    assert restarted.get_resources(kit.pod(), kit.CONTAINER) == [cdi]
     assert len(harness.checkpoint.entry(kit.NAMESPACE, kit.CLAIM).driver_state[kit.DRIVER].devices) == 1
 
 
@@ -71,20 +78,14 @@ def test_retry_after_partial_failure_does_not_duplicate_devices(harness, kit) ->
     assert len(info.driver_state["other.example.com"].devices) == 1
 
 
-def test_unprepare_after_restart_without_prepare(harness, kit) -> None:
-    harness.claims.add(kit.claim())
-    harness.manager.prepare_resources(kit.pod())
-    manager = harness.restart()
-    manager.unprepare_resources(kit.pod())
+def test_unprepare_after_restart_without_prepare(harness, kit, restarted) -> None:
+    restarted.unprepare_resources(kit.pod())
     assert harness.unprepare_count() == 1
     assert harness.checkpoint.entries == []
 
 
-def test_restored_claim_of_vanished_pod_is_reconciled(harness, kit) -> None:
-    harness.claims.add(kit.claim())
-    harness.manager.prepare_resources(kit.pod())
-    manager = harness.restart()
-    assert manager.reconcile(active_pod_uids=[]) == {kit.POD_UID: None}
+def test_restored_claim_of_vanished_pod_is_reconciled(harness, kit, restarted) -> None:
+    assert restarted.reconcile(active_pod_uids=[]) == {kit.POD_UID: None}
     assert harness.unprepare_count() == 1
     assert harness.checkpoint.entries == []
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from drasim.plugins.health import DeviceHealthReport
-from drasim.runner import checks
+from drasim.runner import expectations
 from drasim.runner.context import StepFailure
 from drasim.runner.health import absorb, clear_driver, device_health, device_health_info, wait_health
 from drasim.scenario.expectations import ExpectHealth
@@ -23,7 +23,7 @@ GPU = W.GPU
 
 @pytest.fixture
 def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setattr("drasim.runner.checks_common.SETTLE_TIMEOUT", 0.05)
+    monkeypatch.setattr("drasim.runner.expectations.common.SETTLE_TIMEOUT", 0.05)
     return W.FakeWorld(tmp_path)
 
 
@@ -137,11 +137,13 @@ def test_expect_health_sees_a_stale_report_as_unknown(world: Any) -> None:
         driver_state={GPU: DriverState(devices=[Device("pool", "gpu-0", ("req-0",), None)])},
     )
     absorb(world, GPU, (report("gpu-0", health_check_timeout_seconds=10),))
-    checks.run_check(world, ExpectHealth(pod="a", claim="gpu", health="Healthy"), W.context("expect"))
+    expectations.run_check(world, ExpectHealth(pod="a", claim="gpu", health="Healthy"), W.context("expect"))
     world.now = 11.0
-    checks.run_check(world, ExpectHealth(pod="a", claim="gpu", health="Unknown"), W.context("expect"))
+    expectations.run_check(world, ExpectHealth(pod="a", claim="gpu", health="Unknown"), W.context("expect"))
     with pytest.raises(StepFailure) as info:
-        checks.run_check(world, ExpectHealth(pod="a", claim="gpu", health="Healthy"), W.context("expect"))
+        expectations.run_check(
+            world, ExpectHealth(pod="a", claim="gpu", health="Healthy"), W.context("expect")
+        )
     assert info.value.actual == {"gpu.example.com/pool/gpu-0": "Unknown"}
 
 

@@ -105,23 +105,7 @@ def test_parallel_run_keeps_results(scenario_dir: Path, tmp_path: Path, capsys) 
 
 def test_injected_bug_is_caught(tmp_path: Path, capsys) -> None:
     scenario = tmp_path / "idem.yaml"
-    scenario.write_text(
-        textwrap.dedent(
-            """\
-            apiVersion: drasim.dev/v1alpha1
-            kind: Scenario
-            metadata: {name: idempotent, description: re-prepare returns the same devices}
-            spec:
-              driver: {fake: {name: gpu.example.com}}
-              claims: [{name: gpu}]
-              steps:
-                - startPod: {name: a, claims: [gpu]}
-                - restartKubelet: {}
-                - recreateSandbox: a
-                - expectConsistentReplies: {claim: gpu}
-            """
-        )
-    )
+    scenario.write_text(IDEMPOTENT)
     assert main(["run", str(scenario)]) == 0
     assert main(["run", str(scenario), "--inject-bug", "non-idempotent"]) == 1
     capsys.readouterr()

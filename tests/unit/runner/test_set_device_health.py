@@ -111,7 +111,7 @@ def test_expect_health_message_failure_shows_expected_and_actual() -> None:
 
 def test_a_report_the_kubelet_stores_differently_fails_the_step(monkeypatch: pytest.MonkeyPatch) -> None:
     """A handle that loses the timeout on the way is caught, with what was sent and what arrived."""
-    monkeypatch.setattr("drasim.runner.actions.HEALTH_REPORT_WAIT", 0.2)
+    monkeypatch.setattr("drasim.runner.actions.plugins.HEALTH_REPORT_WAIT", 0.2)
     original = FakeDriverHandle.set_health
 
     def lossy(self: FakeDriverHandle, device: str, health: str, **kwargs: Any) -> None:

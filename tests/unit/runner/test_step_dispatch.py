@@ -1,7 +1,7 @@
 """Every registered step has exactly one runner handler, and every handler a registered step.
 
 Actions dispatch through ``drasim.runner.actions.HANDLERS``, expectations through
-``drasim.runner.checks.CHECKS``; a step added to the scenario language without a handler (or a
+``drasim.runner.expectations.CHECKS``; a step added to the scenario language without a handler (or a
 handler left behind after a step is removed) fails here, not in a user's run.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import drasim.scenario.schema  # noqa: F401 - registers every step type
 from drasim.runner.actions import HANDLERS
-from drasim.runner.checks import CHECKS
+from drasim.runner.expectations import CHECKS
 from drasim.scenario.registry import STEP_TYPES
 
 
@@ -51,3 +51,16 @@ def test_step_traits_are_consistent() -> None:
     }
     assert "stopPod" in steps_with("unprepares")
     assert "restartKubelet" in steps_with("lifecycle")
+
+
+def test_a_second_handler_for_a_step_is_refused() -> None:
+    import pytest
+
+    from drasim.errors import DrasimError
+    from drasim.runner.actions.registry import handles
+    from drasim.scenario import steps
+
+    before = dict(HANDLERS)
+    with pytest.raises(DrasimError, match="Apply has two handlers"):
+        handles(steps.Apply)(lambda world, args, ctx: None)
+    assert before == HANDLERS

@@ -10,20 +10,6 @@ from drasim.errors import ScenarioError
 from drasim.scenario import load_paths, load_text
 
 
-def test_unknown_field_suggests_the_closest(steps_problems):
-    assert steps_problems("- restartKubelet: {crashAtt: prepare:after-rpc}\n") == [
-        "s.yaml:12:24: spec.steps[0].restartKubelet: unknown field 'crashAtt'. "
-        "Valid fields: crashAt, during, downtime, stayDown, version, expectError. Did you mean 'crashAt'?"
-    ]
-
-
-def test_unknown_field_without_a_close_match_lists_valid_fields(steps_problems):
-    assert steps_problems("- restartKubelet: {grace: 3}\n") == [
-        "s.yaml:12:24: spec.steps[0].restartKubelet: unknown field 'grace'. "
-        "Valid fields: crashAt, during, downtime, stayDown, version, expectError."
-    ]
-
-
 def test_wrong_container_type(problems):
     text = """\
         apiVersion: drasim.dev/v1alpha1
@@ -38,18 +24,6 @@ def test_wrong_container_type(problems):
     assert problems(text) == ["s.yaml:6:9: metadata.tags: expected a list of strings, got a mapping"]
 
 
-def test_wrong_scalar_type(steps_problems):
-    assert steps_problems("- fault: {plugin: {rpc: GetInfo, code: UNAVAILABLE, times: two}}\n") == [
-        "s.yaml:12:64: spec.steps[0].fault.plugin.times: expected an integer, got a string ('two')"
-    ]
-
-
-def test_boolean_is_not_a_number(steps_problems):
-    assert steps_problems("- advanceClock: {seconds: true}\n") == [
-        "s.yaml:12:31: spec.steps[0].advanceClock.seconds: expected a number, got a boolean (true)"
-    ]
-
-
 def test_missing_required_field(problems):
     text = """\
         apiVersion: drasim.dev/v1alpha1
@@ -60,12 +34,6 @@ def test_missing_required_field(problems):
     assert problems(text) == ["s.yaml:3:11: metadata: missing required field 'description' (a string)"]
 
 
-def test_unknown_step_suggests_the_closest(steps_problems):
-    assert steps_problems("- restartKublet: {}\n") == [
-        "s.yaml:12:7: spec.steps[0]: unknown step 'restartKublet'. Did you mean 'restartKubelet'?"
-    ]
-
-
 def test_unknown_step_without_a_close_match_lists_valid_steps(steps_problems):
     (problem,) = steps_problems("- frobnicate: {}\n")
     assert problem.startswith(
@@ -74,39 +42,12 @@ def test_unknown_step_without_a_close_match_lists_valid_steps(steps_problems):
     assert "expectCalls" in problem
 
 
-def test_step_with_two_keys(steps_problems):
-    assert steps_problems("- {reconcile: {}, stopKubelet: {}}\n") == [
-        "s.yaml:12:7: spec.steps[0]: a step is a mapping with exactly one key, the step name; "
-        "got a mapping with 2 keys (reconcile, stopKubelet)"
-    ]
-
-
-def test_step_that_is_not_a_mapping(steps_problems):
-    assert steps_problems("- reconcile\n") == [
-        "s.yaml:12:7: spec.steps[0]: a step is a mapping with exactly one key, the step name; "
-        "got a string ('reconcile')"
-    ]
-
-
 def test_bad_enum_value_suggests_the_closest(steps_problems):
     (problem,) = steps_problems("- fault: {plugin: {rpc: NodePrepareResources, code: UNAVAILBLE}}\n")
     assert problem.startswith(
         "s.yaml:12:57: spec.steps[0].fault.plugin.code: 'UNAVAILBLE' is not a valid value. Valid values: OK, "
     )
     assert problem.endswith("Did you mean 'UNAVAILABLE'?")
-
-
-def test_shorthand_of_the_wrong_shape(steps_problems):
-    assert steps_problems("- advanceClock: [1]\n") == [
-        "s.yaml:12:21: spec.steps[0].advanceClock: expected a mapping (AdvanceClock) or, "
-        "as shorthand for 'seconds', a number; got a list"
-    ]
-
-
-def test_value_below_minimum(steps_problems):
-    assert steps_problems("- advanceClock: -5\n") == [
-        "s.yaml:12:21: spec.steps[0].advanceClock.seconds: must be at least 0, got -5"
-    ]
 
 
 @pytest.mark.parametrize(
@@ -164,12 +105,6 @@ def test_duplicate_scenario_names_across_files(write):
     ]
 
 
-def test_duplicate_key_in_a_mapping(steps_problems):
-    assert steps_problems("- startPod: {name: a, name: b}\n") == [
-        "s.yaml:12:27: duplicate key 'name' (the later value would silently win)"
-    ]
-
-
 def test_missing_file(tmp_path):
     missing = tmp_path / "nope.yaml"
     with pytest.raises(ScenarioError) as info:
@@ -197,26 +132,6 @@ def test_python_tags_are_refused(problems):
     (problem,) = problems("kind: Scenario\nx: !!python/object/apply:os.system [echo]\n")
     assert problem.startswith("s.yaml:2:4: YAML syntax error: ")
     assert "could not determine a constructor" in problem
-
-
-def test_unknown_kind(problems):
-    assert problems("apiVersion: drasim.dev/v1alpha1\nkind: Scenaro\n") == [
-        "s.yaml:2:7: kind: unknown kind ('Scenaro'). Expected 'Scenario'. Did you mean 'Scenario'?"
-    ]
-
-
-def test_unsupported_api_version(problems):
-    assert problems("apiVersion: drasim.dev/v2\nkind: Scenario\n") == [
-        "s.yaml:1:13: apiVersion: unsupported apiVersion ('drasim.dev/v2'). Expected 'drasim.dev/v1alpha1'"
-    ]
-
-
-def test_document_that_is_not_a_mapping(problems):
-    assert problems("- kind: Scenario\n") == ["s.yaml:1:1: a scenario document must be a mapping, got YList"]
-
-
-def test_empty_file(problems):
-    assert problems("# nothing here\n") == ["s.yaml:1:1: the file holds no YAML document"]
 
 
 def test_errors_in_a_later_document_name_it(problems):
@@ -513,3 +428,100 @@ def test_fake_pool_is_refused_rather_than_ignored(problems):
     """
     (problem,) = problems(text)
     assert problem.startswith("s.yaml:6:41: spec.driver.fake.pool: not supported by the fake plugin yet")
+
+
+# Input (a whole document for ``problems``, YAML under spec.steps for ``steps_problems``)
+# -> the one problem it gives.
+ONE_PROBLEM = [
+    pytest.param(
+        "problems",
+        "- kind: Scenario\n",
+        "s.yaml:1:1: a scenario document must be a mapping, got YList",
+        id="document_that_is_not_a_mapping",
+    ),
+    pytest.param(
+        "problems", "# nothing here\n", "s.yaml:1:1: the file holds no YAML document", id="empty_file"
+    ),
+    pytest.param(
+        "problems",
+        "apiVersion: drasim.dev/v1alpha1\nkind: Scenaro\n",
+        "s.yaml:2:7: kind: unknown kind ('Scenaro'). Expected 'Scenario'. Did you mean 'Scenario'?",
+        id="unknown_kind",
+    ),
+    pytest.param(
+        "problems",
+        "apiVersion: drasim.dev/v2\nkind: Scenario\n",
+        "s.yaml:1:13: apiVersion: unsupported apiVersion ('drasim.dev/v2'). Expected 'drasim.dev/v1alpha1'",
+        id="unsupported_api_version",
+    ),
+    pytest.param(
+        "steps_problems",
+        "- restartKubelet: {crashAtt: prepare:after-rpc}\n",
+        "s.yaml:12:24: spec.steps[0].restartKubelet: unknown field 'crashAtt'. "
+        "Valid fields: crashAt, during, downtime, stayDown, version, expectError. Did you mean 'crashAt'?",
+        id="unknown_field_suggests_the_closest",
+    ),
+    pytest.param(
+        "steps_problems",
+        "- restartKubelet: {grace: 3}\n",
+        "s.yaml:12:24: spec.steps[0].restartKubelet: unknown field 'grace'. "
+        "Valid fields: crashAt, during, downtime, stayDown, version, expectError.",
+        id="unknown_field_without_a_close_match_lists_valid_fields",
+    ),
+    pytest.param(
+        "steps_problems",
+        "- {reconcile: {}, stopKubelet: {}}\n",
+        "s.yaml:12:7: spec.steps[0]: a step is a mapping with exactly one key, the step name; "
+        "got a mapping with 2 keys (reconcile, stopKubelet)",
+        id="step_with_two_keys",
+    ),
+    pytest.param(
+        "steps_problems",
+        "- reconcile\n",
+        "s.yaml:12:7: spec.steps[0]: a step is a mapping with exactly one key, the step name; "
+        "got a string ('reconcile')",
+        id="step_that_is_not_a_mapping",
+    ),
+    pytest.param(
+        "steps_problems",
+        "- advanceClock: [1]\n",
+        "s.yaml:12:21: spec.steps[0].advanceClock: expected a mapping (AdvanceClock) or, "
+        "as shorthand for 'seconds', a number; got a list",
+        id="shorthand_of_the_wrong_shape",
+    ),
+    pytest.param(
+        "steps_problems",
+        "- fault: {plugin: {rpc: GetInfo, code: UNAVAILABLE, times: two}}\n",
+        "s.yaml:12:64: spec.steps[0].fault.plugin.times: expected an integer, got a string ('two')",
+        id="wrong_scalar_type",
+    ),
+    pytest.param(
+        "steps_problems",
+        "- advanceClock: {seconds: true}\n",
+        "s.yaml:12:31: spec.steps[0].advanceClock.seconds: expected a number, got a boolean (true)",
+        id="boolean_is_not_a_number",
+    ),
+    pytest.param(
+        "steps_problems",
+        "- restartKublet: {}\n",
+        "s.yaml:12:7: spec.steps[0]: unknown step 'restartKublet'. Did you mean 'restartKubelet'?",
+        id="unknown_step_suggests_the_closest",
+    ),
+    pytest.param(
+        "steps_problems",
+        "- advanceClock: -5\n",
+        "s.yaml:12:21: spec.steps[0].advanceClock.seconds: must be at least 0, got -5",
+        id="value_below_minimum",
+    ),
+    pytest.param(
+        "steps_problems",
+        "- startPod: {name: a, name: b}\n",
+        "s.yaml:12:27: duplicate key 'name' (the later value would silently win)",
+        id="duplicate_key_in_a_mapping",
+    ),
+]
+
+
+@pytest.mark.parametrize(("load", "text", "problem"), ONE_PROBLEM)
+def test_bad_input_gives_one_clear_problem(request, load, text, problem):
+    assert request.getfixturevalue(load)(text) == [problem]

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from drasim.errors import ConfigError
-from drasim.runner import checks
-from drasim.runner.checks_common import grpc_code
+from drasim.runner import expectations
 from drasim.runner.context import StepFailure
+from drasim.runner.expectations.common import grpc_code
 from drasim.scenario.expectations import CallMatch, ExpectCalls, ExpectConsistentReplies
 
 W: Any = sys.modules["drasim_test_checks_world"]  # loaded by conftest.py
@@ -24,7 +24,7 @@ def world(tmp_path: Path) -> Any:
 
 def fails(world: Any, args: object, ctx: Any = None) -> StepFailure:
     with pytest.raises(StepFailure) as info:
-        checks.run_check(world, args, ctx or W.context("expectCalls"))
+        expectations.run_check(world, args, ctx or W.context("expectCalls"))
     return info.value
 
 
@@ -40,7 +40,7 @@ def test_grpc_codes_normalise(given: str, normal: str) -> None:
 def test_counts_pass(world: Any) -> None:
     world.kubelet_call("NodePrepareResources", ["default/gpu"])
     world.kubelet_call("NodeUnprepareResources", ["default/gpu"])
-    checks.run_check(
+    expectations.run_check(
         world,
         ExpectCalls(node_prepare_resources=1, node_unprepare_resources=1, claim="gpu"),
         W.context("expectCalls"),
@@ -67,7 +67,9 @@ def test_previous_window_and_several_counts(world: Any) -> None:
     for _ in range(9):
         world.kubelet_call("NodePrepareResources", ["default/gpu"])
     # context: the previous expectCalls started at seq 8, so one call is in the window
-    checks.run_check(world, ExpectCalls(since="previous", node_prepare_resources=1), W.context("expectCalls"))
+    expectations.run_check(
+        world, ExpectCalls(since="previous", node_prepare_resources=1), W.context("expectCalls")
+    )
     failure = fails(world, ExpectCalls(node_prepare_resources=2, node_unprepare_resources=1))
     assert failure.message == (
         "expected 2 NodePrepareResources calls since the start; found 9; "
@@ -82,7 +84,7 @@ def test_registration_calls_come_from_the_plugin_side(world: Any) -> None:
     world.plugin_call("NodeWatchResources")
     world.plugin_call("NodeWatchResources", stream=True)  # a later message, not a new stream
     world.plugin_call("NodePrepareResources")  # plugin side: never counted for DRA methods
-    checks.run_check(
+    expectations.run_check(
         world,
         ExpectCalls(
             get_info=2, notify_registration_status=1, node_watch_resources=1, node_prepare_resources=0
@@ -92,7 +94,7 @@ def test_registration_calls_come_from_the_plugin_side(world: Any) -> None:
 
 
 def test_async_count_waits_only_until_it_settles(world: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("drasim.runner.checks_common.SETTLE_TIMEOUT", 0.05)
+    monkeypatch.setattr("drasim.runner.expectations.common.SETTLE_TIMEOUT", 0.05)
     failure = fails(world, ExpectCalls(node_watch_resources=1))
     assert failure.message == (
         "expected 1 NodeWatchResources call since the start; found 0 "
@@ -108,7 +110,7 @@ def test_async_count_sees_a_stream_opened_by_another_thread(world: Any) -> None:
 
     opener = threading.Thread(target=world.plugin_call, args=("NodeWatchResources",))
     opener.start()
-    checks.run_check(world, ExpectCalls(node_watch_resources=1), W.context("expectCalls"))
+    expectations.run_check(world, ExpectCalls(node_watch_resources=1), W.context("expectCalls"))
     opener.join()
 
 
@@ -120,7 +122,7 @@ def test_sequence_in_order(world: Any) -> None:
         CallMatch(method="NodePrepareResources", claims=["a-gpu"], code="UNAVAILABLE"),
         CallMatch(method="NodePrepareResources", claims=["default/a-gpu"], code="OK", driver=W.GPU),
     ]
-    checks.run_check(world, ExpectCalls(calls=calls), W.context("expectCalls"))
+    expectations.run_check(world, ExpectCalls(calls=calls), W.context("expectCalls"))
     failure = fails(world, ExpectCalls(calls=list(reversed(calls))))
     assert failure.message == (
         "call 1 since the start: expected NodePrepareResources to gpu.example.com claims=[default/a-gpu] "
@@ -145,7 +147,9 @@ def test_sequence_length_and_unordered(world: Any) -> None:
     any_call = CallMatch(method="NodePrepareResources")
     both = CallMatch(method="NodePrepareResources", claims=["b", "a"])
     # greedy matching would pair any_call with the a+b call and fail; bipartite matching passes
-    checks.run_check(world, ExpectCalls(calls=[any_call, both], ordered=False), W.context("expectCalls"))
+    expectations.run_check(
+        world, ExpectCalls(calls=[any_call, both], ordered=False), W.context("expectCalls")
+    )
     failure = fails(world, ExpectCalls(calls=[any_call]))
     assert failure.message == (
         "expected 1 call of NodePrepareResources since the start; found 2: "
@@ -162,7 +166,7 @@ def test_sequence_length_and_unordered(world: Any) -> None:
 
 def test_unknown_mark_is_a_config_error(world: Any) -> None:
     with pytest.raises(ConfigError, match="'nope' is not 'start'"):
-        checks.run_check(world, ExpectCalls(since="nope", get_info=0), W.context("expectCalls"))
+        expectations.run_check(world, ExpectCalls(since="nope", get_info=0), W.context("expectCalls"))
 
 
 # ------------------------------------------------------------------ consistent replies
@@ -177,7 +181,7 @@ def test_consistent_replies_pass_and_ignore_failed_calls(world: Any) -> None:
     )
     world.kubelet_call("NodePrepareResources", ["default/gpu"], response=reply)
     ctx = W.context("expectConsistentReplies")
-    checks.run_check(world, ExpectConsistentReplies(claim="gpu"), ctx)
+    expectations.run_check(world, ExpectConsistentReplies(claim="gpu"), ctx)
 
 
 def test_consistent_replies_fail_on_different_devices(world: Any) -> None:

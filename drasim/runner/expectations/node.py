@@ -10,8 +10,8 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from drasim.errors import ApiError
-from drasim.runner.checks_common import find_pod, plural, pod_key, settle
 from drasim.runner.context import StepContext, StepFailure
+from drasim.runner.expectations.common import find_pod, plural, pod_key, settle
 from drasim.scenario.expectations import (
     CallCount,
     ExpectConnections,

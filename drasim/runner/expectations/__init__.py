@@ -1,10 +1,11 @@
-"""The scenario runner's expectations: checks that only read the world.
+"""Runtime expectations: the checks of ``expect*`` steps, which only read the world.
 
 :func:`run_check` dispatches an expectation (an instance of one of the dataclasses in
 :mod:`drasim.scenario.expectations`) to its check, which returns when the expectation
 holds and raises :class:`~drasim.runner.context.StepFailure` when it does not. The
-checks live in ``checks_*.py`` by subject; :data:`CHECKS` maps each expectation type
-to its check.
+checks live in this package's modules by subject (calls, errors, checkpoint, cdi, health,
+node; helpers in common); :data:`CHECKS` maps each expectation type to its check. Static
+validation of a scenario file is :mod:`drasim.scenario.validation`, not here.
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from drasim.errors import ConfigError
-from drasim.runner.checks_calls import check_calls, check_consistent_replies
-from drasim.runner.checks_cdi import check_cdi_devices, check_cdi_specs
-from drasim.runner.checks_checkpoint import check_checkpoint
-from drasim.runner.checks_errors import check_expect_error, check_no_error
-from drasim.runner.checks_health import check_health
-from drasim.runner.checks_node import (
+from drasim.runner.context import StepContext
+from drasim.runner.expectations.calls import check_calls, check_consistent_replies
+from drasim.runner.expectations.cdi import check_cdi_devices, check_cdi_specs
+from drasim.runner.expectations.checkpoint import check_checkpoint
+from drasim.runner.expectations.errors import check_expect_error, check_no_error
+from drasim.runner.expectations.health import check_health
+from drasim.runner.expectations.node import (
     check_connections,
     check_metric,
     check_might_need_unprepare,
@@ -26,7 +28,6 @@ from drasim.runner.checks_node import (
     check_registered,
     check_resource_slices,
 )
-from drasim.runner.context import StepContext
 from drasim.scenario import expectations as ex
 
 if TYPE_CHECKING:

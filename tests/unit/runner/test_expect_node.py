@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from drasim.errors import ConfigError
-from drasim.runner import checks
+from drasim.runner import expectations
 from drasim.runner.context import StepFailure
 from drasim.scenario.expectations import (
     ExpectHealth,
@@ -28,17 +28,17 @@ W: Any = sys.modules["drasim_test_checks_world"]  # loaded by conftest.py
 
 @pytest.fixture
 def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setattr("drasim.runner.checks_common.SETTLE_TIMEOUT", 0.05)
+    monkeypatch.setattr("drasim.runner.expectations.common.SETTLE_TIMEOUT", 0.05)
     return W.FakeWorld(tmp_path)
 
 
 def ok(world: Any, args: object) -> None:
-    checks.run_check(world, args, W.context("expect"))
+    expectations.run_check(world, args, W.context("expect"))
 
 
 def fails(world: Any, args: object) -> StepFailure:
     with pytest.raises(StepFailure) as info:
-        checks.run_check(world, args, W.context("expect"))
+        expectations.run_check(world, args, W.context("expect"))
     return info.value
 
 
@@ -81,7 +81,7 @@ def test_registered_sees_a_connection_made_while_it_waits(world: Any) -> None:
     thread = threading.Thread(target=connect)
     thread.start()
     try:
-        checks.run_check(world, ExpectRegistered(connected=True), W.context("expect"))
+        expectations.run_check(world, ExpectRegistered(connected=True), W.context("expect"))
     finally:
         thread.join()
 
@@ -334,10 +334,10 @@ def test_every_expectation_has_a_check() -> None:
     from drasim.scenario import expectations as ex
 
     steps = {cls for name, cls in vars(ex).items() if inspect.isclass(cls) and name.startswith("Expect")}
-    assert steps == set(checks.CHECKS)
-    assert checks.is_expectation(ExpectPod(pod="a", phase="Running"))
+    assert steps == set(expectations.CHECKS)
+    assert expectations.is_expectation(ExpectPod(pod="a", phase="Running"))
 
 
 def test_an_action_is_not_an_expectation(world: Any) -> None:
     with pytest.raises(ConfigError, match="Container is not an expectation"):
-        checks.run_check(world, Container(name="x"), W.context("expect"))
+        expectations.run_check(world, Container(name="x"), W.context("expect"))

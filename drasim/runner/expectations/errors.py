@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from drasim.plugins.registration import is_timeout
-from drasim.runner.checks_common import (
+from drasim.runner.context import StepContext, StepFailure
+from drasim.runner.expectations.common import (
     describe_match,
     error_matches,
     plural,
@@ -20,7 +21,6 @@ from drasim.runner.checks_common import (
     similar,
     window_text,
 )
-from drasim.runner.context import StepContext, StepFailure
 from drasim.scenario.expectations import ExpectError, ExpectNoError
 
 if TYPE_CHECKING:

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 from drasim.checkpoint.codec import CheckpointFormat
 from drasim.checkpoint.store import FileCheckpointStore
 from drasim.errors import CheckpointError
-from drasim.runner.checks_common import claim_key, plural, pod_key
 from drasim.runner.context import StepContext, StepFailure
+from drasim.runner.expectations.common import claim_key, plural, pod_key
 from drasim.scenario.expectations import ClaimCheckpoint, DeviceMatch, DriverCheckpoint, ExpectCheckpoint
 from drasim.state import ClaimInfoState, Device, DriverState
 

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from drasim.checkpoint.store import FileCheckpointStore
-from drasim.runner import checks
-from drasim.runner.checks_cdi import spec_problems
+from drasim.runner import expectations
 from drasim.runner.context import StepFailure
+from drasim.runner.expectations.cdi import spec_problems
 from drasim.scenario.common import ErrorMatch
 from drasim.scenario.expectations import (
     ClaimCheckpoint,
@@ -39,7 +39,7 @@ def world(tmp_path: Path) -> Any:
 
 def fails(world: Any, args: object) -> StepFailure:
     with pytest.raises(StepFailure) as info:
-        checks.run_check(world, args, W.context("expect"))
+        expectations.run_check(world, args, W.context("expect"))
     return info.value
 
 
@@ -77,7 +77,7 @@ def test_checkpoint_contents_pass(world: Any) -> None:
             )
         },
     )
-    checks.run_check(
+    expectations.run_check(
         world, ExpectCheckpoint(entries=1, claims={"gpu": want}, absent=["other"]), W.context("expect")
     )
 
@@ -120,12 +120,12 @@ def test_checkpoint_driver_keys_and_absent(world: Any) -> None:
 
 def test_checkpoint_missing_or_corrupt_is_not_valid(world: Any) -> None:
     path = world.workspace.checkpoint_path
-    checks.run_check(world, ExpectCheckpoint(valid=False), W.context("expect"))
+    expectations.run_check(world, ExpectCheckpoint(valid=False), W.context("expect"))
     failure = fails(world, ExpectCheckpoint())
     assert failure.message == f"expected a valid checkpoint; {path}: no such file"
     write_checkpoint(world, [])
     path.write_bytes(path.read_bytes().replace(b'"Checksum":', b'"Checksum":1'))
-    checks.run_check(world, ExpectCheckpoint(valid=False), W.context("expect"))
+    expectations.run_check(world, ExpectCheckpoint(valid=False), W.context("expect"))
     assert fails(world, ExpectCheckpoint(entries=0)).message.startswith(
         f"expected a valid checkpoint; {path}: "
     )
@@ -136,7 +136,7 @@ def test_checkpoint_legacy_format_is_not_valid(world: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     golden = Path(__file__).parents[1] / "checkpoint" / "golden" / "legacy-1.30-multiple-claims.json"
     path.write_bytes(golden.read_bytes())
-    checks.run_check(world, ExpectCheckpoint(valid=False), W.context("expect"))
+    expectations.run_check(world, ExpectCheckpoint(valid=False), W.context("expect"))
     assert fails(world, ExpectCheckpoint()).message == (
         f"expected a valid checkpoint; {path}: legacy checkpoint format (1.30), which the kubelet refuses"
     )
@@ -159,7 +159,7 @@ def test_cdi_devices_now_from_the_kubelet(world: Any) -> None:
     args = ExpectCdiDevices(
         pod="a", ids=[GPU0, "gpu.example.com/gpu=gpu-1"], count=2, devices=2, unique=True, well_formed=True
     )
-    checks.run_check(world, args, W.context("expect"))
+    expectations.run_check(world, args, W.context("expect"))
 
 
 def test_cdi_devices_fail(world: Any) -> None:
@@ -183,7 +183,7 @@ def test_cdi_devices_an_id_common_to_every_device_is_not_a_duplicate(world: Any)
         (COMMON, "k8s.gpu.example.com/gpu=u-gpu-0"),
         (COMMON, "k8s.gpu.example.com/gpu=u-gpu-1"),
     ]
-    checks.run_check(world, ExpectCdiDevices(pod="a", devices=2, unique=True), W.context("expect"))
+    expectations.run_check(world, ExpectCdiDevices(pod="a", devices=2, unique=True), W.context("expect"))
     failure = fails(world, ExpectCdiDevices(pod="a", count=2))
     assert failure.message == "CDI devices of container ctr of pod default/a: expected 2 IDs; found 4"
 
@@ -195,7 +195,7 @@ def test_cdi_devices_a_device_without_an_id_of_its_own_is_a_duplicate(world: Any
         "CDI devices of container ctr of pod default/a: expected no duplicate IDs; "
         f"device 1 has no ID of its own ({COMMON}, {GPU0}); device 2 has no ID of its own ({COMMON}, {GPU0})"
     )
-    checks.run_check(world, ExpectCdiDevices(pod="a", unique=False), W.context("expect"))
+    expectations.run_check(world, ExpectCdiDevices(pod="a", unique=False), W.context("expect"))
 
 
 def test_cdi_devices_counts_devices_and_wants_an_id_for_each(world: Any) -> None:
@@ -211,7 +211,7 @@ def test_cdi_devices_counts_devices_and_wants_an_id_for_each(world: Any) -> None
 def test_cdi_devices_from_the_record_when_the_kubelet_is_stopped(world: Any) -> None:
     world.stop_kubelet()
     world.pods["default/a"].cdi["ctr"] = [(GPU0,)]
-    checks.run_check(world, ExpectCdiDevices(pod="a", ids=[GPU0], devices=1), W.context("expect"))
+    expectations.run_check(world, ExpectCdiDevices(pod="a", ids=[GPU0], devices=1), W.context("expect"))
     failure = fails(world, ExpectCdiDevices(pod="a", ids=[]))
     assert (
         failure.message
@@ -221,7 +221,7 @@ def test_cdi_devices_from_the_record_when_the_kubelet_is_stopped(world: Any) -> 
 
 def test_cdi_devices_expect_error(world: Any) -> None:
     match = ErrorMatch(contains="unable to get claim info")
-    checks.run_check(world, ExpectCdiDevices(pod="b", expect_error=match), W.context("expect"))
+    expectations.run_check(world, ExpectCdiDevices(pod="b", expect_error=match), W.context("expect"))
     world.manager.resources[("uid-a", "ctr")] = [(GPU0,)]
     failure = fails(world, ExpectCdiDevices(pod="a", expect_error="unable"))
     assert failure.message == (
@@ -277,7 +277,7 @@ def test_cdi_specs_pass(world: Any) -> None:
     args = ExpectCdiSpecs(
         present=["gpu.example.com-*.json"], absent=["*claim_uid-zz*"], count=2, resolvable=True
     )
-    checks.run_check(world, args, W.context("expect"))
+    expectations.run_check(world, args, W.context("expect"))
 
 
 def test_cdi_specs_fail_on_files(world: Any) -> None:
@@ -300,7 +300,7 @@ def test_cdi_specs_invalid(world: Any) -> None:
         "'vendor/class'; devices[0] name '-x' is not a valid device name; devices[0] (-x) has empty "
         "containerEdits; spec b.yaml does not parse: "
     )
-    checks.run_check(world, ExpectCdiSpecs(valid=False), W.context("expect"))
+    expectations.run_check(world, ExpectCdiSpecs(valid=False), W.context("expect"))
 
 
 def test_cdi_specs_valid_false_needs_an_invalid_spec(world: Any) -> None:

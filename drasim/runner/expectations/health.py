@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from drasim.runner.checks_common import container_name, find_pod
 from drasim.runner.context import StepContext, StepFailure
+from drasim.runner.expectations.common import container_name, find_pod
 from drasim.runner.health import device_health_info
 from drasim.runner.pods import PodRecord, container_claims, containers_of
 from drasim.scenario.expectations import ExpectHealth

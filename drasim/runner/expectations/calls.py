@@ -17,8 +17,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from drasim.journal import RpcCall
-from drasim.runner.checks_common import claim_key, grpc_code, plural, settle, similar, window_text
 from drasim.runner.context import StepContext, StepFailure
+from drasim.runner.expectations.common import claim_key, grpc_code, plural, settle, similar, window_text
 from drasim.scenario.expectations import CallMatch, ExpectCalls, ExpectConsistentReplies
 
 if TYPE_CHECKING:

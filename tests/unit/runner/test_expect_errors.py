@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from drasim.runner import checks
+from drasim.runner import expectations
 from drasim.runner.context import StepFailure
 from drasim.scenario.expectations import ExpectError, ExpectNoError
 
@@ -24,7 +24,7 @@ def world(tmp_path: Path) -> Any:
 
 def fails(world: Any, args: object, name: str = "expectError", **marks: int) -> StepFailure:
     with pytest.raises(StepFailure) as info:
-        checks.run_check(world, args, W.context(name, **marks))
+        expectations.run_check(world, args, W.context(name, **marks))
     return info.value
 
 
@@ -37,8 +37,8 @@ def test_error_matches_operation_pod_and_text(world: Any) -> None:
         pod_uid="uid-a",
     )
     args = ExpectError(contains="code = Unavailable", operation="prepare", pod="a", since="start")
-    checks.run_check(world, args, W.context("expectError"))
-    checks.run_check(world, ExpectError(matches=r"code = \w+", since="start"), W.context("expectError"))
+    expectations.run_check(world, args, W.context("expectError"))
+    expectations.run_check(world, ExpectError(matches=r"code = \w+", since="start"), W.context("expectError"))
 
 
 def test_reconcile_errors_match_by_pod_uid(world: Any) -> None:
@@ -49,7 +49,7 @@ def test_reconcile_errors_match_by_pod_uid(world: Any) -> None:
         "expected no kubelet reconcile error since the start; found 1, first: #1 ReconcileUnprepare "
         "pod=default/a: unprepare failed"
     )
-    checks.run_check(
+    expectations.run_check(
         world, ExpectError(operation="reconcile", pod="a", since="start"), W.context("expectError")
     )
     failure = fails(world, ExpectError(operation="unprepare", since="start"))
@@ -86,10 +86,10 @@ def test_registration_and_start_errors(world: Any) -> None:
         "registration", driver=None, socket="/x/reg.sock", outcome="failed", error="RegisterPlugin error -- x"
     )
     world.kubelet_op("start", "could not initialize checkpoint manager")
-    checks.run_check(
+    expectations.run_check(
         world, ExpectError(operation="registration", contains="RegisterPlugin", since="start"), W.context("e")
     )
-    checks.run_check(
+    expectations.run_check(
         world, ExpectError(operation="start", matches="(?i)CHECKPOINT", since="start"), W.context("e")
     )
     failure = fails(world, ExpectError(operation="registration", pod="a", since="start"))
@@ -101,21 +101,21 @@ def test_registration_and_start_errors(world: Any) -> None:
 
 def test_get_resources_errors_count_for_any(world: Any) -> None:
     world.kubelet_op("GetResources", "unable to get claim info", pod="default/a")
-    checks.run_check(world, ExpectError(contains="claim info", pod="a", since="start"), W.context("e"))
-    checks.run_check(world, ExpectNoError(operation="prepare"), W.context("expectNoError"))
+    expectations.run_check(world, ExpectError(contains="claim info", pod="a", since="start"), W.context("e"))
+    expectations.run_check(world, ExpectNoError(operation="prepare"), W.context("expectNoError"))
 
 
 def test_housekeeping_errors_are_not_kubelet_operation_errors(world: Any) -> None:
     world.journal.record("kubelet", operation="health-stream-ended", driver=W.GPU, code="Canceled", error="x")
     world.journal.record("registration", driver=W.GPU, outcome="registered", error=None)
-    checks.run_check(world, ExpectNoError(), W.context("expectNoError"))
+    expectations.run_check(world, ExpectNoError(), W.context("expectNoError"))
 
 
 def test_no_error_fails_with_the_first_error(world: Any) -> None:
     world.kubelet_op("PrepareResources", None, pod="default/a")
     mark = world.journal.mark()
     world.kubelet_op("UnprepareResources", "unprepare dynamic resources: boom", pod="default/a")
-    checks.run_check(world, ExpectNoError(operation="prepare"), W.context("expectNoError"))
+    expectations.run_check(world, ExpectNoError(operation="prepare"), W.context("expectNoError"))
     failure = fails(world, ExpectNoError(since="m"), "expectNoError", m=mark - 1)
     assert failure.message == (
         "expected no kubelet error after mark 'm'; found 1, first: "

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from drasim.errors import ApiError, KubeletError
-from drasim.runner.checks_common import (
+from drasim.runner.context import StepContext, StepFailure
+from drasim.runner.expectations.common import (
     as_error_match,
     container_name,
     describe_match,
@@ -27,8 +28,7 @@ from drasim.runner.checks_common import (
     find_pod,
     plural,
 )
-from drasim.runner.checks_node import SLICE_VERSIONS
-from drasim.runner.context import StepContext, StepFailure
+from drasim.runner.expectations.node import SLICE_VERSIONS
 from drasim.runner.pods import PodRecord, containers_of
 from drasim.scenario.expectations import ExpectCdiDevices, ExpectCdiSpecs
 

@@ -1,0 +1,62 @@
+"""Action steps that inject and lift faults: plugin and API-server fault rules, and releasing
+the calls a block or hang fault holds."""
+
+from __future__ import annotations
+
+from drasim.errors import ConfigError
+from drasim.runner.actions.registry import handles
+from drasim.runner.context import StepContext, StepFailure
+from drasim.runner.world import World
+from drasim.scenario import steps as S  # noqa: N812 - S.Fault reads like the YAML
+
+UNBLOCK_WAIT = 10.0
+"""Real seconds ``unblock`` waits for each released call to finish at the plugin."""
+
+
+@handles(S.Fault)
+def fault(world: World, args: S.Fault, ctx: StepContext) -> None:
+    """Add a plugin or API-server fault rule."""
+    if (args.plugin is None) == (args.api_server is None):
+        raise ConfigError("fault: give exactly one of plugin or apiServer")
+    if args.plugin is not None:
+        handle = world.driver(args.plugin.driver)
+        handle.add_fault(world.plugin_fault(args.plugin), world.time_scale)
+        world.journal.record("fault", where="plugin", driver=handle.name, spec=args.plugin)
+    else:
+        world.add_api_fault(args.api_server)
+
+
+@handles(S.ClearFaults)
+def clear_faults(world: World, args: S.ClearFaults, ctx: StepContext) -> None:
+    """Remove fault rules."""
+    targets = [world.driver(args.driver)] if args.driver else list(world.drivers.values())
+    for handle in targets:
+        handle.clear_faults()
+    if not args.driver and world.backend.store is not None:
+        world.backend.store.faults.clear()
+
+
+@handles(S.Unblock)
+def unblock(world: World, args: S.Unblock, ctx: StepContext) -> None:
+    """Release the calls held by block/hang faults and wait until the plugin finished them."""
+    handle = world.driver(args.driver)
+    driver = getattr(handle, "driver", None)
+    if driver is None or not hasattr(driver, "held_calls"):
+        raise ConfigError(f"unblock: driver {handle.name} is a real driver process; it needs the fake plugin")
+    held = int(driver.held_calls())
+    if held == 0:
+        raise StepFailure(
+            f"unblock: no call of {handle.name} is held by a block or hang fault",
+            expected={"held": ">= 1"},
+            actual={"held": 0},
+        )
+    mark = world.journal.mark()
+    driver.release_hangs()
+    for _ in range(held):
+        event = world.journal.wait_for(UNBLOCK_WAIT, kind="rpc", since_seq=mark, side="plugin")
+        if event is None:
+            raise StepFailure(
+                f"unblock: a released call of {handle.name} did not finish within {UNBLOCK_WAIT:g}s"
+            )
+        mark = int(event["seq"])
+    world.journal.record("fault", where="plugin", driver=handle.name, description=f"unblocked {held} call(s)")
