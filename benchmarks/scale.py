@@ -7,8 +7,9 @@ after the other, and then every pod is unprepared. Reported: wall time of each
 phase (a pass without tracemalloc), per-pod time, and (``pods_memory``) the peak
 of Python allocations during each phase (a second, slower pass under
 tracemalloc; memory held by gRPC's C core is not traced). The kubelet rewrites its checkpoint 2x per prepare
-and 1x per unprepare, and the fake driver rewrites its own state file, so the
-total work grows with N^2 by design.
+and 1x per unprepare (as upstream), so the bytes written grow with N^2 by design; the
+fake driver writes one small file per prepared claim. ``driver_state_bytes_full`` is the
+total size of the driver's state directory at the peak.
 
 Part 2 (``checkpoint``): FileCheckpointStore.store() with E entries already in the
 file, for growing E: bytes per write, time per write (median), the share of
