@@ -83,7 +83,7 @@ class FileCheckpointStore:
     ) -> None:
         self._spare: str | None = None  # the replaced file, kept for the next write (no fsync)
         self._spare_pieces: list[bytes] | None = None  # what the spare holds, as written
-        self._current: tuple[tuple[int, int], list[bytes]] | None = None  # (dev, inode) and pieces
+        self._current: tuple[_Identity, list[bytes]] | None = None  # the file as written, its pieces
         self.path = Path(path)
         self.write_share_id = write_share_id
         self.fsync = fsync
@@ -241,13 +241,13 @@ class FileCheckpointStore:
         spare: str | None = None
         try:
             try:
-                ident = _identity(os.fstat(fd))
                 skip, offset = _common_prefix(pieces, held)
                 if offset:
                     os.lseek(fd, offset, os.SEEK_SET)
                 _write_all(fd, pieces[skip:])
                 if not fresh:
                     os.ftruncate(fd, size)
+                ident = _identity(os.fstat(fd))
             finally:
                 os.close(fd)
             spare, spare_pieces = self._link_current()
@@ -289,7 +289,8 @@ class FileCheckpointStore:
     def _link_current(self) -> tuple[str | None, list[bytes] | None]:
         """A second name for the current file, to become the spare once it is replaced.
 
-        Returns the name and, when the file is the one this store wrote last, its pieces.
+        Returns the name and, when the file is the one this store wrote last, unchanged
+        since, its pieces.
         """
         name = f"{self._dir_text}/.{os.path.basename(self._path_text)}.spare-{secrets.token_hex(5)}"
         try:
@@ -302,7 +303,7 @@ class FileCheckpointStore:
                 return name, current[1]
         except OSError:
             pass
-        return name, None  # another writer replaced the file since: write the spare in full
+        return name, None  # replaced or rewritten by someone else since: write the spare in full
 
     def _drop_spare(self) -> None:
         spare, self._spare = self._spare, None
@@ -337,8 +338,16 @@ def _file_lock(path: str) -> threading.Lock:
         return lock
 
 
-def _identity(info: os.stat_result) -> tuple[int, int]:
-    return info.st_dev, info.st_ino
+_Identity = tuple[int, int, int, int]
+
+
+def _identity(info: os.stat_result) -> _Identity:
+    """Which file, and whether it changed since: device, inode, size, modification time (ns).
+
+    A file rewritten in place by someone else (``Path.write_bytes``, as the
+    ``corruptCheckpoint`` step does) keeps its inode but not its modification time.
+    """
+    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns
 
 
 def _common_prefix(pieces: list[bytes], held: list[bytes] | None) -> tuple[int, int]:

@@ -373,3 +373,24 @@ def test_a_recycling_write_skips_the_unchanged_leading_blocks(tmp_path, monkeypa
         store.store_changes(owner, {last: changed}, lambda: pytest.fail("incremental"))
         assert path.read_bytes() == codec.encode(list(states.values()))
     assert sum(written) < os.path.getsize(path) // 2  # the second write reused most of the spare
+
+
+@pytest.mark.parametrize("damage", ["same-size", "truncated"])
+def test_a_checkpoint_rewritten_in_place_by_someone_else_is_not_trusted_as_a_spare(tmp_path, damage) -> None:
+    """corruptCheckpoint rewrites the file in place (same inode): later writes must still be whole."""
+    path = tmp_path / "dra_manager_state"
+    store = FileCheckpointStore(path, fsync=False)
+    states = {s.key: s for s in (_state(i) for i in range(600))}
+    owner = object()
+    store.store_changes(owner, {}, lambda: list(states.values()))
+    store.store_changes(owner, {}, lambda: pytest.fail("incremental"))
+    blob = path.read_bytes()
+    damaged = blob[:10] + b"X" * (len(blob) - 20) + blob[-10:] if damage == "same-size" else blob[:100]
+    path.write_bytes(damaged)  # in place: the inode stays, as the corruptCheckpoint step does
+    last = sorted(states)[-1]
+    for number in range(3):  # the damaged inode becomes the spare, then the next temp file
+        changed = states[last].clone()
+        changed.pod_uids = {f"other-{number}"}
+        states[last] = changed
+        store.store_changes(owner, {last: changed}, lambda: pytest.fail("incremental"))
+        assert path.read_bytes() == codec.encode(list(states.values())), number
