@@ -256,9 +256,12 @@ class Node:
     ) -> None:
         self.root = short_dir("drb-")
         self.state_root = short_dir("drb-state-", state_dir) if state_dir else self.root
-        self.store = ObjectStore()
-        self.cluster = MemoryCluster(self.store)
         self.recorder: Recorder = Journal() if journal else NullRecorder()
+        # API calls are journaled, and the kubelet has a client of its own reading shared
+        # copies of the claims, as in a scenario run (drasim.runner.backends).
+        self.store = ObjectStore(recorder=self.recorder)
+        self.cluster = MemoryCluster(self.store)
+        self.kubelet_api = MemoryCluster(self.store, client="kubelet", shared_reads=True)
         self.metrics = Metrics() if journal else None
         config = FakeDriverConfig(
             driver_name=DRIVER,
@@ -306,7 +309,7 @@ class Node:
             msg = "the driver did not register within 10 s"
             raise RuntimeError(msg)
         self.manager = Manager(
-            claims=self.cluster,
+            claims=self.kubelet_api,
             drivers=self.host.manager,
             checkpoint=self.checkpoint,
             clock=RealClock(),

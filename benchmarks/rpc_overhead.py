@@ -24,14 +24,17 @@ Measured in one process, one run, over the same kind of transport (a unix socket
 
 Durations are medians. ``--profile`` adds a cProfile of the harness cycle (``--profile full``:
 of the full cycle), sorted by each function's own time; ``--breakdown`` times the parts of the
-harness cycle with wrappers (no profiler), the clearest view of what the harness adds.
+harness cycle with wrappers (no profiler), the clearest view of what the harness adds;
+``--opcodes`` counts the Python bytecode instructions of a bare and a harness cycle, an exact
+figure that does not move with the machine's load (but leaves out C code and other threads).
 Files go where scenario runs put them (/dev/shm when usable, else /tmp);
 ``--state-dir /tmp`` puts every checkpoint, CDI and driver-state file on that disk instead.
 
 Usage::
 
     python benchmarks/rpc_overhead.py [--iterations 2000] [--checkpoint file|memory] [--fsync]
-                                       [--state-dir DIR] [--profile [harness|full]] [--breakdown] [--quick]
+                                       [--state-dir DIR] [--profile [harness|full]] [--breakdown]
+                                       [--opcodes] [--quick]
 """
 
 from __future__ import annotations
@@ -217,6 +220,50 @@ def breakdown(cycle: Any, iterations: int) -> None:
         print(f"{seconds / iterations * 1e6:9.1f} us  {label}")
 
 
+def opcodes(cycles: Mapping[str, Callable[[], object]], iterations: int) -> None:
+    """Python bytecode instructions each cycle executes in the calling thread, by module.
+
+    Unlike durations this does not depend on the machine's load (the count is exact), so it
+    compares code versions on a shared machine; it leaves out time spent in C (protobuf,
+    grpc's core, dict copies, system calls) and in other threads (the servicer's).
+    """
+    from collections import Counter
+
+    counts: Counter[str] = Counter()
+
+    def tracer(frame: Any, event: str, arg: Any) -> Any:  # noqa: ARG001 - sys.settrace signature
+        frame.f_trace_opcodes = True
+        name = frame.f_code.co_filename
+        group = "drasim/" + name.split("/drasim/", 1)[1] if "/drasim/" in name else name
+        group = group.rsplit("/", 1)[0] if group.startswith("drasim/") and group.count("/") > 1 else group
+        if "/grpc/" in group:
+            group = "grpc"
+        elif not group.startswith("drasim/"):
+            group = "other: " + group.rsplit("/", 1)[-1]
+
+        def local(frame: Any, event: str, arg: Any) -> Any:  # noqa: ARG001
+            if event == "opcode":
+                counts[group] += 1
+            return local
+
+        return local
+
+    print(f"--- Python bytecode instructions per cycle (calling thread, mean of {iterations} cycles) ---")
+    for label, cycle in cycles.items():
+        counts.clear()
+        sys.settrace(tracer)
+        try:
+            for _ in range(iterations):
+                cycle()
+        finally:
+            sys.settrace(None)
+        total = sum(counts.values()) / iterations
+        print(f"{total:9.0f}  {label}")
+        if len(cycles) > 1 and label != next(iter(cycles)):
+            for group, count in counts.most_common():
+                print(f"{count / iterations:9.0f}    {group}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=2000, help="timed cycles per measurement")
@@ -241,6 +288,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--breakdown", action="store_true", help="time the parts of the harness cycle (wrappers, no profiler)"
+    )
+    parser.add_argument(
+        "--opcodes",
+        action="store_true",
+        help="count the Python bytecode instructions of a bare and a harness cycle (load-independent)",
     )
     parser.add_argument("--quick", action="store_true", help="tiny sizes, for the smoke test")
     args = parser.parse_args(argv)
@@ -267,6 +319,9 @@ def main(argv: list[str] | None = None) -> int:
             profile(kubelet_cycle(trivial), max(n // 4, 10), 30, "harness")
         if args.breakdown:
             breakdown(kubelet_cycle(trivial), max(n // 2, 10))
+        if args.opcodes:
+            with raw_stubs(trivial, uid) as (_, pair):
+                opcodes({"bare cycle": pair, "harness cycle": kubelet_cycle(trivial)}, min(n, 50))
 
     progress(f"rpc_overhead: kubelet core alone, {n} cycles")
     kubelet_core = bench_kubelet_core(n, w)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from progress import progress
 
-from drasim.report.model import ScenarioResult
+from drasim.report.model import RESULTS, RunReport, ScenarioResult
 from drasim.runner.run import run_scenarios
 from drasim.runner.world import RunOptions
 from drasim.scenario import builtin_scenario_dir, load_paths
@@ -103,7 +103,9 @@ def measure(scenarios: list[Scenario], options: RunOptions, jobs: int) -> None:
     """Run the scenarios once and print the numbers."""
     progress(f"scenario throughput: {len(scenarios)} scenarios, --backend {options.backend} -j {jobs}")
     started = time.monotonic()
-    report = run_scenarios(scenarios, options, jobs=jobs, reporter=Every(len(scenarios)))
+    report = RunReport(
+        results=run_scenarios(scenarios, options, results=RESULTS, jobs=jobs, reporter=Every(len(scenarios)))
+    )
     wall = time.monotonic() - started
     slowest = sorted(report.results, key=lambda r: r.duration, reverse=True)[:3]
     slow = ", ".join(f"{r.name} {r.duration:.2f}s" for r in slowest)

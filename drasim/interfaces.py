@@ -24,7 +24,11 @@ class ClaimReader(Protocol):
     """What the kubelet manager needs from the API server."""
 
     def get_resource_claim(self, namespace: str, name: str) -> KubeObject:
-        """GET resource.k8s.io/v1 ResourceClaim; raises :class:`drasim.errors.ApiError`."""
+        """GET resource.k8s.io/v1 ResourceClaim; raises :class:`drasim.errors.ApiError`.
+
+        The caller only reads the result: an implementation may hand the same object to
+        several calls (:class:`drasim.apiserver.MemoryCluster` with ``shared_reads``).
+        """
         ...
 
 

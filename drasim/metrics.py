@@ -23,21 +23,49 @@ def _labels(values: Mapping[str, str]) -> Labels:
     return tuple(sorted(values.items()))
 
 
+#: The sorted key of each label set seen, by its items in call order: the same few label
+#: sets come back on every call, and sorting them again each time showed in profiles.
+_LABEL_KEYS: dict[tuple[tuple[str, str], ...], Labels] = {}
+_LABEL_KEYS_LIMIT = 4096
+
+
+def _labels_cached(values: dict[str, str]) -> Labels:
+    items = tuple(values.items())
+    key = _LABEL_KEYS.get(items)
+    if key is None:
+        key = tuple(sorted(items))
+        if len(_LABEL_KEYS) < _LABEL_KEYS_LIMIT:
+            _LABEL_KEYS[items] = key
+    return key
+
+
 @dataclass
 class _HistogramSeries:
+    """One histogram series; ``counts[i]`` holds the observations in bucket ``i`` alone
+    (``buckets[i-1] < v <= buckets[i]``), cumulated only when the series is read."""
+
     buckets: tuple[float, ...]
     counts: list[int] = field(default_factory=list)
     total: float = 0.0
     count: int = 0
 
     def observe(self, value: float) -> None:
-        if not self.counts:
-            self.counts = [0] * len(self.buckets)
         index = bisect.bisect_left(self.buckets, value)
-        for i in range(index, len(self.buckets)):
-            self.counts[i] += 1
+        if index < len(self.buckets):
+            if not self.counts:
+                self.counts = [0] * len(self.buckets)
+            self.counts[index] += 1
         self.total += value
         self.count += 1
+
+    def cumulative(self) -> list[int]:
+        """Prometheus ``le`` counts: observations at or below each bound."""
+        out: list[int] = []
+        running = 0
+        for count in self.counts or [0] * len(self.buckets):
+            running += count
+            out.append(running)
+        return out
 
 
 @dataclass
@@ -71,7 +99,7 @@ class Metrics:
 
     def observe(self, name: str, value: float, **labels: str) -> None:
         """Add one observation to a histogram series."""
-        key = _labels(labels)
+        key = _labels_cached(labels)
         with self._lock:
             family = self._family(name, "histogram")
             series = family.series.get(key)
@@ -152,7 +180,7 @@ def _num(value: float) -> str:
 
 
 def _histogram_lines(name: str, key: Labels, series: _HistogramSeries) -> list[str]:
-    counts = series.counts or [0] * len(series.buckets)
+    counts = series.cumulative()
     lines = [
         f"{name}_bucket{_fmt(key, ('le', _num(bound)))} {count}"
         for bound, count in zip(series.buckets, counts, strict=True)

@@ -6,7 +6,7 @@ import importlib.util
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -16,12 +16,18 @@ pytest_plugins = ["pytester"]
 
 TESTS = Path(__file__).parent
 
+#: Helper files of the tests, imported by path once, here, under these names. Tests run with
+#: ``--import-mode=importlib``, so a test module cannot import a file next to it; it takes the
+#: helper from ``sys.modules[name]`` (or from a fixture below).
+HELPERS = {
+    "drasim_test_checks_world": TESTS / "unit" / "runner" / "checks_world.py",
+    "drasim_test_e2e_signals": TESTS / "e2e" / "signals.py",
+    "drasim_real_driver_expected": TESTS / "real_driver" / "expected.py",
+    "k8spb_test_objects": TESTS / "unit" / "k8spb" / "objects.py",
+}
+
 
 def _load_module(name: str, path: Path) -> ModuleType:
-    """Import a helper file by path, once (``sys.modules[name]``).
-
-    Tests run with ``--import-mode=importlib``, so a test module cannot import a file next to it.
-    """
     if name not in sys.modules:
         spec = importlib.util.spec_from_file_location(name, path)
         assert spec is not None
@@ -32,16 +38,14 @@ def _load_module(name: str, path: Path) -> ModuleType:
     return sys.modules[name]
 
 
-@pytest.fixture(scope="session")
-def load_module() -> Callable[[str, Path], ModuleType]:
-    """``load_module(name, path)``: import a helper file of the tests by path, once."""
-    return _load_module
+for _name, _path in HELPERS.items():
+    _load_module(_name, _path)
 
 
 @pytest.fixture(scope="session")
 def e2e_signals() -> ModuleType:
     """tests/e2e/signals.py: start a held ``drasim run``, signal it, check nothing is left."""
-    return _load_module("drasim_test_e2e_signals", TESTS / "e2e" / "signals.py")
+    return sys.modules["drasim_test_e2e_signals"]
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from drasim.report.model import RESULTS
 from drasim.runner.run import run_scenario
 from drasim.scenario import load_text
 
@@ -39,7 +40,7 @@ def test_example_is_valid(name: str, text: str) -> None:
 def test_readme_example_passes() -> None:
     [(name, text)] = [e for e in EXAMPLES if e[0].startswith("README.md")][:1]
     [scenario] = load_text(text, file=name)
-    result = run_scenario(scenario)
+    result = run_scenario(scenario, results=RESULTS)
     assert result.status == "passed", result.failure and result.failure.message
 
 

@@ -31,15 +31,25 @@ class MemoryCluster:
 
     ``claim_version`` is the resource.k8s.io version :meth:`get_resource_claim`
     asks for (the kubelet of 1.34+ uses v1); ``client`` is the name the journal
-    records for calls made through this object.
+    records for calls made through this object. With ``shared_reads``,
+    :meth:`get_resource_claim` hands out one copy per stored version of a claim
+    (:meth:`ObjectStore.get_shared <drasim.apiserver.store.ObjectStore.get_shared>`)
+    instead of a fresh deep copy per call: for a reader that never changes what it
+    gets, such as the emulated kubelet.
     """
 
     def __init__(
-        self, store: ObjectStore | None = None, *, claim_version: str = "v1", client: str = IN_PROCESS
+        self,
+        store: ObjectStore | None = None,
+        *,
+        claim_version: str = "v1",
+        client: str = IN_PROCESS,
+        shared_reads: bool = False,
     ) -> None:
         self.store = store if store is not None else ObjectStore()
         self.claim_version = claim_version
         self.client = client
+        self.shared_reads = shared_reads
 
     # ---------------------------------------------------------------- helpers
     def _type(self, api_version: str, kind: str) -> tuple[ResourceType, str]:
@@ -72,8 +82,22 @@ class MemoryCluster:
 
     # ------------------------------------------------------------ ClaimReader
     def get_resource_claim(self, namespace: str, name: str) -> KubeObject:
-        """GET resource.k8s.io/<claim_version> ResourceClaim; ApiError 404 when missing or unserved."""
-        return self.get(f"{RESOURCE_GROUP}/{self.claim_version}", "ResourceClaim", name, namespace)
+        """GET resource.k8s.io/<claim_version> ResourceClaim; ApiError 404 when missing or unserved.
+
+        With ``shared_reads`` the result is shared: the caller must not change it.
+        """
+        if not self.shared_reads:
+            return self.get(f"{RESOURCE_GROUP}/{self.claim_version}", "ResourceClaim", name, namespace)
+        rtype, version = self._type(f"{RESOURCE_GROUP}/{self.claim_version}", "ResourceClaim")
+        ns = namespace or "default"
+        return self._call(
+            "get",
+            rtype,
+            version,
+            lambda _f: self.store.get_shared(rtype, version, ns, name),
+            namespace=ns,
+            name=name,
+        )
 
     # ------------------------------------------------------------------ reads
     def get(self, api_version: str, kind: str, name: str, namespace: str = "") -> KubeObject:

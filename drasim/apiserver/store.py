@@ -43,6 +43,8 @@ _Key = tuple[str, str]  # (namespace, name)
 _History = tuple[int, ResourceType, str, KubeObject, KubeObject | None]
 
 DEFAULT_HISTORY = 1000
+#: How many copies :meth:`ObjectStore.get_shared` keeps before it starts over.
+SHARED_READS_LIMIT = 16384
 DEFAULT_NAMESPACES = ("default", "kube-system")
 
 
@@ -77,6 +79,8 @@ class ObjectStore:
         self._history: deque[_History] = deque(maxlen=history)
         self._evicted_upto = 0
         self._watches: set[Watch] = set()
+        # (resource, version, namespace, name) -> (stored object, the copy get_shared serves)
+        self._shared: dict[tuple[str, str, str, str], tuple[KubeObject, KubeObject]] = {}
         self._seed_namespaces()
 
     # ----------------------------------------------------------------- helpers
@@ -125,6 +129,26 @@ class ObjectStore:
         """One object, or a 404 NotFound Status."""
         with self._lock:
             return meta.render(self._existing(rtype, self._scope(rtype, namespace), name), rtype, version)
+
+    def get_shared(self, rtype: ResourceType, version: str, namespace: str, name: str) -> KubeObject:
+        """:meth:`get` for a reader that never changes what it is given: the copy served is
+        made once per stored version of the object and handed to every such reader.
+
+        A write never changes a stored object in place (it stores a new dict), so the
+        stored object's identity tells whether the copy is still current.
+        """
+        with self._lock:
+            ns = self._scope(rtype, namespace)
+            stored = self._existing(rtype, ns, name)
+            key = (rtype.resource, version, ns, name)
+            cached = self._shared.get(key)
+            if cached is not None and cached[0] is stored:
+                return cached[1]
+            served = meta.render(stored, rtype, version)
+            if len(self._shared) >= SHARED_READS_LIMIT:
+                self._shared.clear()
+            self._shared[key] = (stored, served)
+            return served
 
     def list(
         self,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,7 +19,10 @@ from typing import TYPE_CHECKING, Any
 from drasim.errors import ConfigError
 
 if TYPE_CHECKING:
+    from drasim.report import RunReport
+    from drasim.report.terminal import TerminalReporter
     from drasim.runner.world import RunOptions
+    from drasim.scenario.schema import Scenario
 
 
 def register(subparsers: Any) -> None:
@@ -196,12 +200,11 @@ def backend_options(args: argparse.Namespace) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     """Load, filter, run, report."""
     from drasim.commands.list_cmd import select
-    from drasim.report import RunEnvironment
+    from drasim.report import RunEnvironment, RunReport
     from drasim.report.html import write_html
     from drasim.report.json_report import write_json
     from drasim.report.junit import write_junit
     from drasim.report.terminal import TerminalReporter
-    from drasim.runner.run import run_scenarios
     from drasim.scenario import builtin_scenario_dir, load_paths
     from drasim.scenario.limits import DEFAULT_SCENARIO_TIMEOUT, MAX_TIME_SCALE
     from drasim.timescale import reported_time_scale
@@ -246,21 +249,42 @@ def run(args: argparse.Namespace) -> int:
         extra={"kubeletVersions": ",".join(options.kubelet_versions)} if options.kubelet_versions else {},
     )
     reporter = TerminalReporter(verbose=args.verbose)
-    restore = _interrupt_on_sigterm()
-    try:
-        report = run_scenarios(
-            scenarios,
-            options,
-            jobs=args.jobs,
-            fail_fast=args.fail_fast,
-            reporter=reporter,
-            environment=environment,
-        )
-    finally:
-        restore()
+    report = _run_all(scenarios, options, args, reporter, RunReport(environment=environment))
     reporter.finish(report)
     for path, write in ((args.junit, write_junit), (args.json, write_json), (args.html, write_html)):
         if path is not None:
             write(report, path)
             print(f"wrote {path}")
     return 0 if report.ok else 1
+
+
+def _run_all(
+    scenarios: list[Scenario],
+    options: RunOptions,
+    args: argparse.Namespace,
+    reporter: TerminalReporter,
+    report: RunReport,
+) -> RunReport:
+    """Run ``scenarios`` into ``report`` (started when it was made): the runner gets the report
+    model's result builder and the conformance suite's real-driver skip reasons; SIGTERM
+    interrupts like Ctrl-C."""
+    from drasim.conformance import real_driver_skip_reason
+    from drasim.report import RESULTS
+    from drasim.runner.run import run_scenarios
+
+    started = time.monotonic()
+    restore = _interrupt_on_sigterm()
+    try:
+        report.results = run_scenarios(
+            scenarios,
+            options,
+            results=RESULTS,
+            real_driver_skip=real_driver_skip_reason,
+            jobs=args.jobs,
+            fail_fast=args.fail_fast,
+            reporter=reporter,
+        )
+    finally:
+        restore()
+    report.duration = time.monotonic() - started
+    return report

@@ -3,7 +3,8 @@
 Each hypothesis example builds a fresh :class:`~drasim.runner.world.World` from the
 exploration scenario (:mod:`drasim.explore.base`), maps its drawn choices onto valid
 steps one at a time (:mod:`drasim.explore.generator`), runs each through the
-runner's ``run_action`` and checks the per-step invariants, then settles the node
+runner's step session (:class:`~drasim.runner.session.StepSession`, which journals
+each step as ``drasim run`` does) and checks the per-step invariants, then settles the node
 (faults cleared, plugin and kubelet up, every pod deleted, a reconcile pass, clock
 advanced past retries and a reconcile period) and checks the end-of-run invariants.
 
@@ -31,9 +32,9 @@ from drasim.explore.execute import StepRecord, run_step
 from drasim.explore.generator import Choice, StepGenerator
 from drasim.explore.oracle import Oracle
 from drasim.explore.violations import InvariantViolation, Violation, violation_error
-from drasim.runner.context import StepContext
 from drasim.runner.drivers import FakeDriverHandle
-from drasim.runner.world import RunOptions, World
+from drasim.runner.session import StepSession
+from drasim.runner.world import RunOptions, World, open_world
 from drasim.scenario.registry import Step
 
 RULE_BITS = 5
@@ -70,7 +71,8 @@ class Trace:
     settle_from: int | None = None
     """Index of the first settle step in ``records`` (``None``: the run did not get there)."""
     marks: list[int] = field(default_factory=list)
-    """The journal's sequence number when each step started (events of step i have seq > marks[i])."""
+    """The journal's sequence number when each step started (events of step i have seq > marks[i]);
+    the step session's own list while the example runs."""
 
 
 @dataclass
@@ -104,19 +106,21 @@ def run_choices(
 ) -> Trace:
     """Run one example in a fresh world, filling ``trace``; raises at the first violation."""
     trace = trace if trace is not None else Trace(choices=list(choices))
-    world = World(base_scenario(), options)
+    try:
+        world = open_world(base_scenario(), options)
+    except Exception as err:
+        raise _explorer_error(trace, err) from err
+    session = StepSession(world)
+    trace.marks = session.step_marks
     try:
         world.setup()
         gen = StepGenerator(world)
         oracle = Oracle()
-        ctx_marks: dict[str, int] = {}
 
         def execute(step: Step) -> None:
             index = len(trace.records)
-            ctx = StepContext(index, step.name, marks=ctx_marks)
             oracle.before_step(world, step.name)
-            trace.marks.append(world.journal.mark())
-            record = run_step(world, step, ctx)
+            record = run_step(session, step)
             _settle_plugin(world)
             trace.records.append(record)
             if on_step is not None:
@@ -145,18 +149,23 @@ def run_choices(
     except InvariantViolation:
         raise
     except Exception as err:
-        last = trace.records[-1].text if trace.records else "setup"
-        violation = Violation(
-            "explorer-error",
-            f"{type(err).__name__}: {err}",
-            {"after": last},
-            len(trace.records) - 1 if trace.records else None,
-        )
-        trace.violation = violation
-        raise violation_error(violation) from err
+        raise _explorer_error(trace, err) from err
     finally:
         world.teardown()
     return trace
+
+
+def _explorer_error(trace: Trace, err: Exception) -> InvariantViolation:
+    """An ``explorer-error`` violation (recorded on ``trace``): the explorer itself broke."""
+    last = trace.records[-1].text if trace.records else "setup"
+    violation = Violation(
+        "explorer-error",
+        f"{type(err).__name__}: {err}",
+        {"after": last},
+        len(trace.records) - 1 if trace.records else None,
+    )
+    trace.violation = violation
+    return violation_error(violation)
 
 
 def _settle_plugin(world: World) -> None:

@@ -16,9 +16,8 @@ import dataclasses
 from dataclasses import dataclass
 
 from drasim.explore.encode import step_text
-from drasim.runner.actions import run_action
-from drasim.runner.context import StepContext, StepFailure
-from drasim.runner.world import World
+from drasim.runner.context import StepFailure
+from drasim.runner.session import StepSession
 from drasim.scenario import steps as S  # noqa: N812
 from drasim.scenario.common import ErrorMatch
 from drasim.scenario.registry import Step
@@ -53,10 +52,11 @@ def _with_expect_error(step: Step, error: str) -> Step:
     return Step(name=step.name, args=args)
 
 
-def run_step(world: World, step: Step, ctx: StepContext) -> StepRecord:
-    """Run ``step``; a StepFailure is an operation failure, anything else propagates."""
+def run_step(session: StepSession, step: Step) -> StepRecord:
+    """Run ``step`` in ``session`` (journaled like every step); a StepFailure is an operation
+    failure, anything else propagates."""
     try:
-        run_action(world, step.name, step.args, ctx)
+        session.run(step)
     except StepFailure as failure:
         error = str(failure.actual) if isinstance(failure.actual, str) else failure.message
         args = step.args

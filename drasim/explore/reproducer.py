@@ -270,13 +270,14 @@ def write_reproducer(
     scenario = write(False)
     if not verify:
         return Reproducer(path, scenario)
+    from drasim.report.model import RESULTS
     from drasim.runner.run import run_scenario
 
-    with_bugs = run_scenario(scenario, RunOptions(bugs=tuple(config.bugs)))
+    with_bugs = run_scenario(scenario, RunOptions(bugs=tuple(config.bugs)), results=RESULTS)
     fails = with_bugs.status == "failed"
     passes: bool | None = None
     if config.bugs:
-        passes = run_scenario(scenario, RunOptions()).status == "passed"
+        passes = run_scenario(scenario, RunOptions(), results=RESULTS).status == "passed"
         if fails and passes:
             scenario = write(True)
     return Reproducer(path, scenario, fails, passes)

@@ -39,6 +39,8 @@ def to_jsonable(value: Any) -> Any:
 
 _NOT_SCALAR = object()
 _PLAIN = frozenset({str, int, bool, type(None)})
+_STR = frozenset({str})
+_INF = float("inf")
 
 
 def _convert(value: Any, depth: int) -> Any:
@@ -46,14 +48,29 @@ def _convert(value: Any, depth: int) -> Any:
         return "<nested too deeply>"
     # Fast paths for what most events carry: plain JSON values (exact types only, so
     # subclasses such as enums and named tuples still take the general path below).
+    # In dicts and lists a plain leaf is taken inline, without a call.
     kind = type(value)
     if kind in _PLAIN:
         return value
-    if kind is dict:
-        return {k if type(k) is str else str(k): _convert(v, depth + 1) for k, v in value.items()}
-    if kind is list:
-        return [_convert(v, depth + 1) for v in value]
+    if kind is float:
+        return value if -_INF < value < _INF else str(value)
+    if depth < MAX_DEPTH and (kind is dict or kind is list):
+        return _plain_container(value, depth + 1)
     return _convert_other(value, depth)
+
+
+def _plain_container(value: dict[Any, Any] | list[Any], child: int) -> Any:
+    """A dict or list converted in one pass; one of plain values (and string keys) is copied in C."""
+    if not isinstance(value, dict):
+        if _PLAIN.issuperset(map(type, value)):
+            return list(value)
+        return [v if type(v) in _PLAIN else _convert(v, child) for v in value]
+    if _PLAIN.issuperset(map(type, value.values())) and _STR.issuperset(map(type, value)):
+        return dict(value)
+    return {
+        k if type(k) is str else str(k): v if type(v) in _PLAIN else _convert(v, child)
+        for k, v in value.items()
+    }
 
 
 def _convert_other(value: Any, depth: int) -> Any:

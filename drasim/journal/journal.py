@@ -23,6 +23,9 @@ from drasim.journal import kinds
 from drasim.journal.calls import RpcCall, method_matches
 from drasim.journal.convert import to_jsonable
 
+_PLAIN = frozenset({str, int, bool, type(None)})
+_INF = float("inf")
+
 Event = dict[str, Any]
 """One journal event: ``seq``, ``t``, ``kind`` and the kind's fields (see :mod:`drasim.journal.kinds`)."""
 
@@ -41,6 +44,7 @@ class Journal:
         """Unix time at creation; used to place merged events that carry a ``wall`` stamp."""
         self._events: list[Event] = []
         self._cond = threading.Condition()
+        self._waiters = 0  # threads in wait_for: only they need a notify
         self._merged: dict[str, tuple[int, int]] = {}
 
     # -- writing ---------------------------------------------------------------------------
@@ -57,13 +61,24 @@ class Journal:
         if not isinstance(kind, str) or not kind:
             msg = f"journal event kind must be a non-empty string, got {kind!r}"
             raise ValueError(msg)
-        body = {_field_name(str(k)): to_jsonable(v) for k, v in fields.items()}
+        # Converted before the lock (the conversion may be slow for big payloads). Most
+        # fields are plain values: those are checked in C and taken as they are.
+        body: Event = dict(fields)
+        if not kinds.RESERVED.isdisjoint(body):
+            body = {_field_name(str(k)): v for k, v in body.items()}
+        if not _PLAIN.issuperset(map(type, body.values())):
+            for key, value in body.items():
+                kind_of = type(value)
+                if kind_of in _PLAIN or (kind_of is float and -_INF < value < _INF):
+                    continue
+                body[key] = to_jsonable(value)
         with self._cond:
             stamp = self._clock.now() - self._start if t is None else t
             event: Event = {"seq": len(self._events) + 1, "t": round(stamp, 6), "kind": kind}
             event.update(body)
             self._events.append(event)
-            self._cond.notify_all()
+            if self._waiters:
+                self._cond.notify_all()
         return event
 
     # -- reading ---------------------------------------------------------------------------
@@ -88,6 +103,13 @@ class Journal:
         with self._cond:
             selected = self._events[max(since_seq, 0) :]
         return [dict(e) for e in selected if _matches(e, kind, match)]
+
+    def last(self, kind: str | None = None, **match: Any) -> Event | None:
+        """The newest event of ``kind`` (if given) whose fields equal every ``match`` value (a copy),
+        or ``None``; reads backwards and copies only that event."""
+        with self._cond:
+            found = next((e for e in reversed(self._events) if _matches(e, kind, match)), None)
+        return None if found is None else dict(found)
 
     def tail(self, count: int = 20) -> list[Event]:
         """The last ``count`` events (copies)."""
@@ -131,7 +153,11 @@ class Journal:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return None
-                self._cond.wait(remaining)
+                self._waiters += 1
+                try:
+                    self._cond.wait(remaining)
+                finally:
+                    self._waiters -= 1
 
     # -- files -----------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 STEP: Final = "step"
+STEP_END: Final = "step-end"
 RPC: Final = "rpc"
 API: Final = "api"
 CHECKPOINT: Final = "checkpoint"
@@ -25,6 +26,7 @@ BACKEND: Final = "backend"
 
 KIND_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {
     STEP: ("index", "name", "text"),
+    STEP_END: ("index", "name", "outcome", "error"),
     RPC: ("side", "driver", "endpoint", "method", "request", "response", "code", "error", "duration"),
     API: ("verb", "resource", "namespace", "name", "code", "client", "duration"),
     CHECKPOINT: ("path", "entries", "size"),
@@ -80,6 +82,11 @@ def _fmt_t(t: Any) -> str:
 
 def _step(e: Mapping[str, Any]) -> str:
     return f"{e.get('index', '?')}: {e.get('text') or e.get('name', '')}"
+
+
+def _step_end(e: Mapping[str, Any]) -> str:
+    text = f"{e.get('index', '?')}: {e.get('name', '')} {e.get('outcome', '?')}"
+    return text + (f" error={e['error']}" if e.get("error") else "")
 
 
 def _rpc(e: Mapping[str, Any]) -> str:
@@ -154,6 +161,7 @@ def _mark(e: Mapping[str, Any]) -> str:
 _BODIES = {
     MARK: _mark,
     STEP: _step,
+    STEP_END: _step_end,
     RPC: _rpc,
     API: _api,
     CHECKPOINT: _checkpoint,

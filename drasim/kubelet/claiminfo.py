@@ -213,6 +213,7 @@ class ClaimInfoCache:
         self._in_use_of: dict[str, tuple[str, ...]] = {}  # key of a prepared claim -> its drivers
         self._in_use: dict[str, int] = {}  # driver -> prepared claims
         self._published: list[tuple[str, int]] | None = None  # the gauge samples last set
+        self._in_use_changed = True  # the counts may differ from the samples last set
         for entry in entries:
             self.add(new_claim_info_from_state(entry))
         metrics.describe(CLAIMS_IN_USE, kind="gauge", help_text=_CLAIMS_IN_USE_HELP)
@@ -279,25 +280,33 @@ class ClaimInfoCache:
                 self._reindex(key, self._claim_info.get(key))
 
     def _reindex(self, key: str, info: ClaimInfo | None) -> None:
+        pods = frozenset(info.pod_uids) if info is not None and info.pod_uids else None
+        if self._pods_of.get(key) != pods:
+            self._reindex_pods(key, pods)
+        drivers = tuple(info.driver_state or {}) if info is not None and info.is_prepared() else None
+        if self._in_use_of.get(key) != drivers:
+            self._reindex_in_use(key, drivers)
+
+    def _reindex_pods(self, key: str, pods: frozenset[str] | None) -> None:
         for uid in self._pods_of.pop(key, ()):
             keys = self._claims_of_pod[uid]
             keys.discard(key)
             if not keys:
                 del self._claims_of_pod[uid]
-        if info is not None and info.pod_uids:
-            pods = frozenset(info.pod_uids)
+        if pods is not None:
             self._pods_of[key] = pods
             for uid in pods:
                 self._claims_of_pod.setdefault(uid, set()).add(key)
-        drivers = self._in_use_of.pop(key, None)
-        for driver in drivers or ():
+
+    def _reindex_in_use(self, key: str, drivers: tuple[str, ...] | None) -> None:
+        self._in_use_changed = True  # the gauge is set again on the next write-lock release
+        for driver in self._in_use_of.pop(key, ()):
             count = self._in_use[driver] - 1
             if count:
                 self._in_use[driver] = count
             else:
                 del self._in_use[driver]
-        if info is not None and info.is_prepared():
-            drivers = tuple(info.driver_state or {})
+        if drivers is not None:
             self._in_use_of[key] = drivers
             for driver in drivers:
                 self._in_use[driver] = self._in_use.get(driver, 0) + 1
@@ -344,6 +353,12 @@ class ClaimInfoCache:
         return counts
 
     def _publish_claims_in_use(self) -> None:
+        if not self._unindexed and not self._in_use_changed:
+            return  # nothing touched since the samples were last set
+        self._refresh()
+        if not self._in_use_changed:
+            return
+        self._in_use_changed = False
         counts = sorted(self.claims_in_use().items())
         if counts == self._published:
             return  # the family already holds exactly these samples (only this cache sets it)

@@ -72,6 +72,8 @@ _OPERATIONS_HELP = (
     "is provided through the histogram's overall count."
 )
 HOOK_POINTS = KUBELET_HOOK_POINTS
+#: How many parsed claims a Manager keeps for a shared-reads claim reader before starting over.
+_CLAIM_VIEWS_LIMIT = 16384
 
 
 @dataclass
@@ -114,6 +116,11 @@ class Manager:
         #: The kubelet release whose manager behaviour applies (default: the newest profile).
         self.version = version if version is not None else version_profile()
         self._claims = claims
+        # A reader with ``shared_reads`` hands out one object per stored version of a claim
+        # and never changes it, so that object's parsed view can be kept:
+        # (namespace, name) -> (the object last read, its view).
+        self._shared_reads = getattr(claims, "shared_reads", False) is True
+        self._claim_views: dict[tuple[str, str], tuple[object, ClaimView]] = {}
         self._drivers = drivers
         self._clock = clock
         self._recorder = recorder
@@ -233,15 +240,17 @@ class Manager:
         """Run one operation: wrap its error, observe the duration, journal it."""
         start = self._clock.now()
         failure: KubeletError | None = None
+        view: PodView | None = None
         try:
-            body(pod_view(pod))
+            view = pod_view(pod)
+            body(view)
         except KubeletError as err:
             failure = err
         duration = self._clock.now() - start
         is_error = "true" if failure is not None else "false"
         self.metrics.observe(OPERATIONS_DURATION, duration, operation_name=operation, is_error=is_error)
         wrapped = None if failure is None else KubeletError(f"{prefix}: {failure}")
-        ref, uid = _pod_ref(pod)
+        ref, uid = (view.ref, view.uid) if view is not None else _pod_ref(pod)
         self._recorder.record(
             "kubelet",
             operation=operation,
@@ -294,7 +303,7 @@ class Manager:
             raw = self._claims.get_resource_claim(pod.namespace, name)
         except DrasimError as err:
             raise KubeletError(f"fetch ResourceClaim {name}: {err}") from err
-        claim = claim_view(raw)
+        claim = self._claim_view(pod.namespace, name, raw)
         pod_groups = self.feature_gates.dra_workload_resource_claims
         if must_check_owner:
             is_for_pod(pod, claim, pod_group_enabled=pod_groups)
@@ -307,6 +316,20 @@ class Manager:
             raise KubeletError(f"ResourceClaim {claim.name}: {err}") from err
         plugins = {driver: self._get_plugin(driver) for driver in info.driver_state or {}}
         return _Validated(claim, info, plugins)
+
+    def _claim_view(self, namespace: str, name: str, raw: Any) -> ClaimView:
+        """``claim_view(raw)``, parsed once per object a shared-reads reader hands out."""
+        if not self._shared_reads:
+            return claim_view(raw)
+        key = (namespace, name)
+        seen = self._claim_views.get(key)
+        if seen is not None and seen[0] is raw:
+            return seen[1]
+        view = claim_view(raw)
+        if len(self._claim_views) >= _CLAIM_VIEWS_LIMIT:
+            self._claim_views.clear()
+        self._claim_views[key] = (raw, view)
+        return view
 
     def _prepare_resources(self, pod: PodView) -> None:
         """Mirrors ``prepareResources``: validate, record pod references, call drivers, mark prepared."""

@@ -141,24 +141,51 @@ class ClaimView:
     reserved_for: tuple[ConsumerRef, ...] = ()
 
 
+#: A field path as text, or ``(list path, index, field)`` formatted only for an error
+#: message (``spec.resourceClaims[0].name``; ``field`` may be ``""``): the paths of the
+#: fields read from a valid object are never needed, and formatting them showed in profiles.
+FieldPath = str | tuple[str, int, str]
+
+
+def _path_text(path: FieldPath) -> str:
+    if isinstance(path, str):
+        return path
+    base, index, name = path
+    return f"{base}[{index}].{name}" if name else f"{base}[{index}]"
+
+
 class _Reader:
-    """Walks one object, raising :class:`MalformedObjectError` with the field path on bad types."""
+    """Walks one object, raising :class:`MalformedObjectError` with the field path on bad types.
 
-    def __init__(self, what: str) -> None:
-        self.what = what
+    ``what`` (``pod default/p``) is worked out only when an error is raised.
+    """
 
-    def fail(self, path: str, expected: str, value: Any) -> MalformedObjectError:
+    __slots__ = ("_kind", "_obj", "_parent", "_where")
+
+    def __init__(
+        self, kind: str, obj: Any = None, parent: _Reader | None = None, where: FieldPath = ""
+    ) -> None:
+        self._kind = kind
+        self._obj = obj
+        self._parent = parent
+        self._where = where
+
+    @property
+    def what(self) -> str:
+        if self._parent is not None:
+            return f"{self._parent.what}: {_path_text(self._where)}"
+        return _describe(self._kind, self._obj) if self._obj is not None else self._kind
+
+    def fail(self, path: FieldPath, expected: str, value: Any) -> MalformedObjectError:
         return MalformedObjectError(
-            f"{self.what}: {path}: expected {expected}, got {type(value).__name__} {value!r}"
+            f"{self.what}: {_path_text(path)}: expected {expected}, got {type(value).__name__} {value!r}"
         )
 
-    def obj(self, parent: Any, key: str, path: str) -> dict[str, Any] | None:
+    def obj(self, parent: Any, key: str, path: FieldPath) -> dict[str, Any] | None:
         value = parent.get(key)
-        if value is None:
-            return None
-        if not isinstance(value, dict):
-            raise self.fail(path, "an object", value)
-        return value
+        if value is None or isinstance(value, dict):
+            return value
+        raise self.fail(path, "an object", value)
 
     def items(self, parent: Any, key: str, path: str) -> list[dict[str, Any]]:
         value = parent.get(key)
@@ -168,16 +195,16 @@ class _Reader:
             raise self.fail(path, "a list", value)
         for index, item in enumerate(value):
             if not isinstance(item, dict):
-                raise self.fail(f"{path}[{index}]", "an object", item)
+                raise self.fail((path, index, ""), "an object", item)
         return value
 
-    def opt_str(self, parent: Any, key: str, path: str) -> str | None:
+    def opt_str(self, parent: Any, key: str, path: FieldPath) -> str | None:
         value = parent.get(key)
         if value is None or isinstance(value, str):
             return value
         raise self.fail(path, "a string", value)
 
-    def text(self, parent: Any, key: str, path: str) -> str:
+    def text(self, parent: Any, key: str, path: FieldPath) -> str:
         return self.opt_str(parent, key, path) or ""
 
 
@@ -201,14 +228,17 @@ def _describe(kind: str, obj: Any) -> str:
 
 def container_view(raw: Any, what: str = "container") -> ContainerView:
     """Read one container dict (``name``, ``resources.claims``, ``resources.requests``)."""
-    reader = _Reader(what)
+    return _container(_Reader(what), raw)
+
+
+def _container(reader: _Reader, raw: Any) -> ContainerView:
     if not isinstance(raw, dict):
         raise reader.fail("(container)", "an object", raw)
     resources = reader.obj(raw, "resources", "resources") or {}
     claims = tuple(
         ContainerClaim(
-            name=reader.text(claim, "name", f"resources.claims[{i}].name"),
-            request=reader.text(claim, "request", f"resources.claims[{i}].request"),
+            name=reader.text(claim, "name", ("resources.claims", i, "name")),
+            request=reader.text(claim, "request", ("resources.claims", i, "request")),
         )
         for i, claim in enumerate(reader.items(resources, "claims", "resources.claims"))
     )
@@ -223,38 +253,35 @@ def container_view(raw: Any, what: str = "container") -> ContainerView:
 
 def pod_view(pod: Any) -> PodView:
     """Read a Pod dict; raises :class:`MalformedObjectError` naming the bad field."""
-    reader = _Reader(_describe("pod", pod))
+    reader = _Reader("pod", pod)
     name, namespace, uid = _metadata(reader, pod)
     spec = reader.obj(pod, "spec", "spec") or {}
     status = reader.obj(pod, "status", "status") or {}
+    path = "spec.resourceClaims"
     claims = tuple(
         PodResourceClaim(
-            name=reader.text(entry, "name", f"spec.resourceClaims[{i}].name"),
-            resource_claim_name=reader.opt_str(
-                entry, "resourceClaimName", f"spec.resourceClaims[{i}].resourceClaimName"
-            ),
+            name=reader.text(entry, "name", (path, i, "name")),
+            resource_claim_name=reader.opt_str(entry, "resourceClaimName", (path, i, "resourceClaimName")),
             resource_claim_template_name=reader.opt_str(
-                entry, "resourceClaimTemplateName", f"spec.resourceClaims[{i}].resourceClaimTemplateName"
+                entry, "resourceClaimTemplateName", (path, i, "resourceClaimTemplateName")
             ),
         )
-        for i, entry in enumerate(reader.items(spec, "resourceClaims", "spec.resourceClaims"))
+        for i, entry in enumerate(reader.items(spec, "resourceClaims", path))
     )
+    path = "status.resourceClaimStatuses"
     statuses = tuple(
         (
-            reader.text(entry, "name", f"status.resourceClaimStatuses[{i}].name"),
-            reader.opt_str(
-                entry, "resourceClaimName", f"status.resourceClaimStatuses[{i}].resourceClaimName"
-            ),
+            reader.text(entry, "name", (path, i, "name")),
+            reader.opt_str(entry, "resourceClaimName", (path, i, "resourceClaimName")),
         )
-        for i, entry in enumerate(
-            reader.items(status, "resourceClaimStatuses", "status.resourceClaimStatuses")
-        )
+        for i, entry in enumerate(reader.items(status, "resourceClaimStatuses", path))
     )
     group = reader.obj(spec, "schedulingGroup", "spec.schedulingGroup") or {}
     containers: list[ContainerView] = []
     for field in ("initContainers", "containers"):
-        for i, raw in enumerate(reader.items(spec, field, f"spec.{field}")):
-            containers.append(container_view(raw, f"{reader.what}: spec.{field}[{i}]"))
+        path = "spec." + field
+        for i, raw in enumerate(reader.items(spec, field, path)):
+            containers.append(_container(_Reader("", parent=reader, where=(path, i, "")), raw))
     return PodView(
         name=name,
         namespace=namespace,
@@ -272,13 +299,14 @@ def _extended_status(reader: _Reader, status: dict[str, Any]) -> ExtendedResourc
     raw = reader.obj(status, "extendedResourceClaimStatus", path)
     if raw is None:
         return None
+    mappings_path = path + ".requestMappings"
     mappings = tuple(
         RequestMapping(
-            container_name=reader.text(m, "containerName", f"{path}.requestMappings[{i}].containerName"),
-            resource_name=reader.text(m, "resourceName", f"{path}.requestMappings[{i}].resourceName"),
-            request_name=reader.text(m, "requestName", f"{path}.requestMappings[{i}].requestName"),
+            container_name=reader.text(m, "containerName", (mappings_path, i, "containerName")),
+            resource_name=reader.text(m, "resourceName", (mappings_path, i, "resourceName")),
+            request_name=reader.text(m, "requestName", (mappings_path, i, "requestName")),
         )
-        for i, m in enumerate(reader.items(raw, "requestMappings", f"{path}.requestMappings"))
+        for i, m in enumerate(reader.items(raw, "requestMappings", mappings_path))
     )
     return ExtendedResourceClaimStatus(
         resource_claim_name=reader.text(raw, "resourceClaimName", f"{path}.resourceClaimName"),
@@ -288,20 +316,21 @@ def _extended_status(reader: _Reader, status: dict[str, Any]) -> ExtendedResourc
 
 def claim_view(claim: Any) -> ClaimView:
     """Read a ResourceClaim dict; raises :class:`MalformedObjectError` naming the bad field."""
-    reader = _Reader(_describe("ResourceClaim", claim))
+    reader = _Reader("ResourceClaim", claim)
     name, namespace, uid = _metadata(reader, claim)
     meta = reader.obj(claim, "metadata", "metadata") or {}
     owners: list[OwnerRef] = []
-    for i, ref in enumerate(reader.items(meta, "ownerReferences", "metadata.ownerReferences")):
+    path = "metadata.ownerReferences"
+    for i, ref in enumerate(reader.items(meta, "ownerReferences", path)):
         controller = ref.get("controller")
         if controller is not None and not isinstance(controller, bool):
-            raise reader.fail(f"metadata.ownerReferences[{i}].controller", "a boolean", controller)
+            raise reader.fail((path, i, "controller"), "a boolean", controller)
         owners.append(
             OwnerRef(
-                api_version=reader.text(ref, "apiVersion", f"metadata.ownerReferences[{i}].apiVersion"),
-                kind=reader.text(ref, "kind", f"metadata.ownerReferences[{i}].kind"),
-                name=reader.text(ref, "name", f"metadata.ownerReferences[{i}].name"),
-                uid=reader.text(ref, "uid", f"metadata.ownerReferences[{i}].uid"),
+                api_version=reader.text(ref, "apiVersion", (path, i, "apiVersion")),
+                kind=reader.text(ref, "kind", (path, i, "kind")),
+                name=reader.text(ref, "name", (path, i, "name")),
+                uid=reader.text(ref, "uid", (path, i, "uid")),
                 controller=bool(controller),
             )
         )
@@ -312,15 +341,16 @@ def claim_view(claim: Any) -> ClaimView:
         devices = reader.obj(allocation, "devices", "status.allocation.devices") or {}
         path = "status.allocation.devices.results"
         for i, result in enumerate(reader.items(devices, "results", path)):
-            drivers.append(reader.text(result, "driver", f"{path}[{i}].driver"))
+            drivers.append(reader.text(result, "driver", (path, i, "driver")))
+    path = "status.reservedFor"
     reserved = tuple(
         ConsumerRef(
-            api_group=reader.text(ref, "apiGroup", f"status.reservedFor[{i}].apiGroup"),
-            resource=reader.text(ref, "resource", f"status.reservedFor[{i}].resource"),
-            name=reader.text(ref, "name", f"status.reservedFor[{i}].name"),
-            uid=reader.text(ref, "uid", f"status.reservedFor[{i}].uid"),
+            api_group=reader.text(ref, "apiGroup", (path, i, "apiGroup")),
+            resource=reader.text(ref, "resource", (path, i, "resource")),
+            name=reader.text(ref, "name", (path, i, "name")),
+            uid=reader.text(ref, "uid", (path, i, "uid")),
         )
-        for i, ref in enumerate(reader.items(status, "reservedFor", "status.reservedFor"))
+        for i, ref in enumerate(reader.items(status, "reservedFor", path))
     )
     return ClaimView(
         name=name,

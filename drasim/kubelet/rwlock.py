@@ -21,6 +21,7 @@ class RWLock:
         self._readers = 0
         self._writer = False
         self._waiting_writers = 0
+        self._sleepers = 0  # threads in self._cond.wait(): only they need a notify
 
     def acquire_read(self, *, blocking: bool = True) -> bool:
         """Take a read lock (``RLock``/``TryRLock``); ``False`` if not blocking and unavailable."""
@@ -28,9 +29,22 @@ class RWLock:
             if not blocking and (self._writer or self._waiting_writers):
                 return False
             while self._writer or self._waiting_writers:
-                self._cond.wait()
+                self._sleep()
             self._readers += 1
             return True
+
+    def _sleep(self) -> None:
+        """Wait for a notify; the caller holds ``self._cond``."""
+        self._sleepers += 1
+        try:
+            self._cond.wait()
+        finally:
+            self._sleepers -= 1
+
+    def _wake(self) -> None:
+        """Wake every waiting thread, if any; the caller holds ``self._cond``."""
+        if self._sleepers:
+            self._cond.notify_all()
 
     def release_read(self) -> None:
         """Give back a read lock."""
@@ -40,19 +54,20 @@ class RWLock:
                 raise RuntimeError(msg)
             self._readers -= 1
             if self._readers == 0:
-                self._cond.notify_all()
+                self._wake()
 
     def acquire_write(self, *, blocking: bool = True) -> bool:
         """Take the write lock (``Lock``/``TryLock``); ``False`` if not blocking and unavailable."""
         with self._cond:
-            if not blocking and (self._writer or self._readers):
-                return False
-            self._waiting_writers += 1
-            try:
-                while self._writer or self._readers:
-                    self._cond.wait()
-            finally:
-                self._waiting_writers -= 1
+            if self._writer or self._readers:
+                if not blocking:
+                    return False
+                self._waiting_writers += 1
+                try:
+                    while self._writer or self._readers:
+                        self._sleep()
+                finally:
+                    self._waiting_writers -= 1
             self._writer = True
             return True
 
@@ -63,7 +78,7 @@ class RWLock:
                 msg = "release_write without the write lock"
                 raise RuntimeError(msg)
             self._writer = False
-            self._cond.notify_all()
+            self._wake()
 
     @contextmanager
     def read(self) -> Iterator[None]:

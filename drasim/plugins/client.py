@@ -137,7 +137,8 @@ class GrpcDriverClient:
         self._closed = False
         self.channel = grpc.insecure_channel("unix:" + endpoint, options=channel_options(clock))
         self._recorder.record("kubelet", operation="grpc-channel", driver=driver_name, endpoint=endpoint)
-        self._callables: dict[str, grpc.UnaryUnaryMultiCallable[bytes, bytes]] = {}
+        # method name -> (full method path, its callable on the channel)
+        self._callables: dict[str, tuple[str, grpc.UnaryUnaryMultiCallable[bytes, bytes]]] = {}
         # Like upstream's conn.Connect(): start connecting now so availability is known early.
         self.channel.subscribe(self._on_state, try_to_connect=True)
 
@@ -246,12 +247,13 @@ class GrpcDriverClient:
         decode: Callable[[str, bytes], dict[str, T]],
         to_json: Callable[[Mapping[str, T]], dict[str, Any]],
     ) -> dict[str, T]:
-        path = conversion.method_path(self.service, method)
-        request = encode(self.service, claims)
-        callable_ = self._callables.get(path)
-        if callable_ is None:
+        found = self._callables.get(method)
+        if found is None:
+            path = conversion.method_path(self.service, method)
             callable_ = self.channel.unary_unary(path, request_serializer=None, response_deserializer=None)
-            self._callables[path] = callable_
+            found = self._callables[method] = (path, callable_)
+        path, callable_ = found
+        request = encode(self.service, claims)
         start = time.monotonic()
         try:
             raw = callable_(request, timeout=real_deadline(self._clock, self.call_timeout))

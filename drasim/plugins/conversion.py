@@ -35,26 +35,32 @@ def method_path(service: str, method: str) -> str:
     return f"{SERVICE_PATHS[service]}/{method}"
 
 
+#: The generated message module of each service, looked up once (every call needs it).
+_MODULES: dict[str, Any] = {}
+
+
 def _module(service: str) -> Any:
-    return dra_api(service).messages
+    module = _MODULES.get(service)
+    if module is None:
+        module = _MODULES[service] = dra_api(service).messages
+    return module
 
 
 def prepare_request(service: str, claims: Sequence[ClaimRef]) -> bytes:
     """Serialized NodePrepareResourcesRequest."""
-    pb = _module(service)
-    msg = pb.NodePrepareResourcesRequest(claims=[_claim(pb, c) for c in claims])
-    return bytes(msg.SerializeToString())
+    return _serialized(_module(service).NodePrepareResourcesRequest(), claims)
 
 
 def unprepare_request(service: str, claims: Sequence[ClaimRef]) -> bytes:
     """Serialized NodeUnprepareResourcesRequest."""
-    pb = _module(service)
-    msg = pb.NodeUnprepareResourcesRequest(claims=[_claim(pb, c) for c in claims])
+    return _serialized(_module(service).NodeUnprepareResourcesRequest(), claims)
+
+
+def _serialized(msg: Any, claims: Sequence[ClaimRef]) -> bytes:
+    add = msg.claims.add  # builds each Claim in place (no message copied into the list)
+    for claim in claims:
+        add(namespace=claim.namespace, uid=claim.uid, name=claim.name)
     return bytes(msg.SerializeToString())
-
-
-def _claim(pb: Any, claim: ClaimRef) -> Any:
-    return pb.Claim(namespace=claim.namespace, uid=claim.uid, name=claim.name)
 
 
 def prepare_response(service: str, data: bytes) -> dict[str, PrepareResult | None]:
@@ -62,18 +68,19 @@ def prepare_response(service: str, data: bytes) -> dict[str, PrepareResult | Non
     pb = _module(service)
     msg = pb.NodePrepareResourcesResponse.FromString(data)
     nil = nil_map_keys(data)
+    has_share_id = dra_api(service).share_id
     out: dict[str, PrepareResult | None] = {}
     for uid, result in msg.claims.items():
         if uid in nil:
             out[uid] = None
             continue
-        devices = tuple(_device(service, d) for d in result.devices)
+        devices = tuple([_device(has_share_id, d) for d in result.devices])
         out[uid] = PrepareResult(devices=devices, error=result.error)
     return out
 
 
-def _device(service: str, dev: Any) -> Device:
-    share_id = dev.share_id if dra_api(service).share_id and dev.HasField("share_id") else None
+def _device(has_share_id: bool, dev: Any) -> Device:
+    share_id = dev.share_id if has_share_id and dev.HasField("share_id") else None
     return Device(
         pool_name=dev.pool_name,
         device_name=dev.device_name,
@@ -110,18 +117,27 @@ def _fields(data: bytes) -> list[tuple[int, int, bytes | int]]:
     """(field number, wire type, payload) for every field of one message."""
     out: list[tuple[int, int, bytes | int]] = []
     pos = 0
-    while pos < len(data):
-        tag, pos = _varint(data, pos)
+    end = len(data)
+    while pos < end:
+        tag = data[pos]
+        if tag < 0x80:  # one-byte tags and lengths (the common case) without a call
+            pos += 1
+        else:
+            tag, pos = _varint(data, pos)
         number, wire = tag >> 3, tag & 7
-        if wire == 0:
+        if wire == 2:
+            if pos < end and data[pos] < 0x80:
+                length = data[pos]
+                pos += 1
+            else:
+                length, pos = _varint(data, pos)
+            out.append((number, wire, data[pos : pos + length]))
+            pos += length
+        elif wire == 0:
             value, pos = _varint(data, pos)
             out.append((number, wire, value))
         elif wire == 1:
             pos += 8
-        elif wire == 2:
-            length, pos = _varint(data, pos)
-            out.append((number, wire, data[pos : pos + length]))
-            pos += length
         elif wire == 5:
             pos += 4
         else:
@@ -136,10 +152,16 @@ def nil_map_keys(data: bytes) -> set[str]:
     for number, wire, payload in _fields(data):
         if number != 1 or wire != 2 or not isinstance(payload, bytes):
             continue
-        entry = _fields(payload)
-        key = next((p for n, w, p in entry if n == 1 and w == 2 and isinstance(p, bytes)), b"")
-        if not any(n == 2 for n, _, _ in entry):
-            keys.add(key.decode("utf-8", errors="replace"))
+        key: bytes | None = None
+        has_value = False
+        for n, w, p in _fields(payload):
+            if n == 2:
+                has_value = True
+                break
+            if key is None and n == 1 and w == 2 and isinstance(p, bytes):
+                key = p
+        if not has_value:
+            keys.add((key or b"").decode("utf-8", errors="replace"))
     return keys
 
 

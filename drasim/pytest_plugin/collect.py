@@ -172,10 +172,17 @@ class ScenarioItem(pytest.Item):
 
     def runtest(self) -> None:
         """Run the scenario; a failure or error raises :class:`ScenarioFailedError`."""
+        from drasim.conformance import real_driver_skip_reason
+        from drasim.report.model import RESULTS
         from drasim.runner.run import run_scenario
 
         settings = settings_of(self.config)
-        result = run_scenario(settings.prepare(self.scenario), settings.run_options(self.kubelet_version))
+        result = run_scenario(
+            settings.prepare(self.scenario),
+            settings.run_options(self.kubelet_version),
+            results=RESULTS,
+            real_driver_skip=real_driver_skip_reason,
+        )
         self.record(result)
         self.add_output_sections(result)
         if result.status == "skipped":

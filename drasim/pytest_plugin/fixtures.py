@@ -70,10 +70,17 @@ def drasim_run(
     drasim_settings: Settings, drasim_run_options: RunOptions
 ) -> Callable[[Scenario], ScenarioResult]:
     """``run(scenario) -> ScenarioResult``: a whole scenario in a fresh node, as ``drasim run`` does."""
+    from drasim.conformance import real_driver_skip_reason
+    from drasim.report.model import RESULTS
     from drasim.runner.run import run_scenario
 
     def run(scenario: Scenario) -> ScenarioResult:
-        return run_scenario(drasim_settings.prepare(scenario), drasim_run_options)
+        return run_scenario(
+            drasim_settings.prepare(scenario),
+            drasim_run_options,
+            results=RESULTS,
+            real_driver_skip=real_driver_skip_reason,
+        )
 
     return run
 

@@ -20,9 +20,10 @@ from drasim.errors import DrasimError
 from drasim.journal import Journal, describe_event
 from drasim.journal.calls import RpcCall
 from drasim.report.diff import unified_diff
-from drasim.runner.context import StepContext, StepFailure
+from drasim.runner.context import StepFailure
 from drasim.runner.drivers import DriverHandle
-from drasim.runner.world import RunOptions, World
+from drasim.runner.session import StepSession, describe_step
+from drasim.runner.world import RunOptions, World, open_world
 from drasim.scenario.decoder import INVALID, Decoder
 from drasim.scenario.loader import load_text
 from drasim.scenario.schema import Scenario
@@ -82,15 +83,17 @@ def decode_step(spec: Mapping[str, Any], where: str = "<python>") -> Any:
 
 
 class DrasimNode:
-    """A running simulated node: API server, driver(s), emulated kubelet."""
+    """A running simulated node: API server, driver(s), emulated kubelet.
+
+    Building it makes the node's parts (workspace, API server); :meth:`start` (or ``with``)
+    starts them and :meth:`close` removes them.
+    """
 
     def __init__(self, scenario: Scenario, options: RunOptions | None = None) -> None:
         self.scenario = scenario
-        self.world = World(scenario, options or RunOptions())
-        self._marks: dict[str, int] = {}
-        self._step_marks: list[int] = []
-        self._step_names: list[str] = []
-        self._started = False
+        self.world: World = open_world(scenario, options or RunOptions())
+        self.session = StepSession(self.world)
+        """Runs the steps, as ``drasim run`` and ``drasim explore`` do (journaled, with their windows)."""
 
     def start(self) -> DrasimNode:
         """Set the node up (drivers registered, kubelet running); cleans up on failure."""
@@ -99,7 +102,6 @@ class DrasimNode:
         except BaseException:
             self.close()
             raise
-        self._started = True
         return self
 
     def close(self) -> None:
@@ -153,21 +155,9 @@ class DrasimNode:
 
         Expectations that do not hold raise :class:`StepAssertionError` with the expected-vs-actual diff.
         """
-        from drasim.runner.actions import run_action
-        from drasim.runner.expectations import run_check
-        from drasim.runner.run import describe_step
-
         step = decode_step(spec)
-        index = len(self._step_names)
-        ctx = StepContext(index, step.name, self._step_marks, self._step_names, self._marks)
-        self._step_marks.append(self.journal.mark())
-        self._step_names.append(step.name)
-        self.journal.record("step", index=index + 1, name=step.name, text=describe_step(step))
         try:
-            if step.kind == "expectation":
-                run_check(self.world, step.args, ctx)
-            else:
-                run_action(self.world, step.name, step.args, ctx)
+            self.session.run(step)
         except StepFailure as failure:
             text = failure.message
             if failure.expected is not None or failure.actual is not None:

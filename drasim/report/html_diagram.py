@@ -24,6 +24,7 @@ from html import escape
 from typing import Any
 
 from drasim.journal import claims_of, describe_event, short_method
+from drasim.journal.kinds import STEP_END
 from drasim.report.diff import diff_lines_html, unified_diff
 
 KUBELET = "kubelet"
@@ -187,6 +188,8 @@ def build_rows(events: Sequence[Mapping[str, Any]], columns: list[str]) -> list[
 
     for event in events:
         kind = str(event.get("kind", ""))
+        if kind == STEP_END:  # the next step's band (or the failure) says how a step ended
+            continue
         if is_runner_read(event):
             reads.append(event)
             continue

@@ -1,9 +1,10 @@
 """The result model: what the runner fills in and every renderer reads.
 
-Plain dataclasses of JSON-ready values. The runner builds one
+Plain dataclasses of JSON-ready values. The runner fills in one
 :class:`ScenarioResult` per scenario (with a :class:`FailureInfo` when it did not
-pass) and one :class:`RunReport` for the whole run, then hands them to the
-renderers in :mod:`drasim.report`. ``to_dict``/``from_dict`` give the JSON form
+pass), built by :data:`RESULTS`, which its callers hand it; they wrap the results in
+one :class:`RunReport` for the whole run and hand it to the renderers in
+:mod:`drasim.report`. ``to_dict``/``from_dict`` give the JSON form
 (camelCase keys) used by the JSON report.
 """
 
@@ -324,3 +325,16 @@ class RunReport:
             drasim_version=str(data.get("drasimVersion", "")),
             environment=RunEnvironment.from_dict(data.get("environment") or {}),
         )
+
+
+class ResultBuilder:
+    """Builds this model's results for the runner: callers pass :data:`RESULTS` as ``results=``
+    to :func:`drasim.runner.run.run_scenario` / ``run_scenarios`` (the runner does not import
+    the report; it fills in what this gives it)."""
+
+    scenario = staticmethod(ScenarioResult.of)
+    failure = staticmethod(FailureInfo.build)
+
+
+RESULTS = ResultBuilder()
+"""The runner's result builder for this model."""

@@ -100,7 +100,10 @@ class Backend:
         self._driver_clients: dict[str, Cluster] = {}
         self._kubeconfig: Path | None = None
         self.runner_api: Cluster = MemoryCluster(self.store, client=RUNNER)
-        self.kubelet_api: Cluster = MemoryCluster(self.store, client=KUBELET, claim_version=claim_version)
+        # The kubelet only reads the claims it gets, so it is served shared copies.
+        self.kubelet_api: Cluster = MemoryCluster(
+            self.store, client=KUBELET, claim_version=claim_version, shared_reads=True
+        )
         self.driver_api: Cluster = MemoryCluster(self.store, client=DRIVER)
 
     def driver_client(self, driver: str) -> Cluster:

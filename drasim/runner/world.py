@@ -130,14 +130,20 @@ class KubeletRuntime:
 
 @dataclass
 class World:
-    """Everything one scenario run touches."""
+    """Everything one scenario run touches; :func:`open_world` builds it with every part in place."""
 
     scenario: Scenario
-    options: RunOptions = field(default_factory=RunOptions)
-    workspace: Workspace = field(init=False)
-    journal: Journal = field(init=False)
-    metrics: Metrics = field(init=False)
-    backend: Backend = field(init=False)
+    options: RunOptions
+    workspace: Workspace
+    journal: Journal
+    metrics: Metrics
+    backend: Backend
+    clock: ScaledClock
+    """The clock handed to components (real time, scaled timers)."""
+    version: KubeletVersion
+    """The kubelet version the next kubelet start uses (``restartKubelet: {version: ...}`` changes it)."""
+    aborted: threading.Event
+    """Set when the run is stopped from outside (time limit): waits end, nothing new starts."""
     runner_api: Cluster = field(init=False)
     kubelet_api: Cluster = field(init=False)
     driver_api: Cluster = field(init=False)
@@ -146,7 +152,6 @@ class World:
     pods: dict[str, PodRecord] = field(default_factory=dict, init=False)
     now: float = field(default=0.0, init=False)
     next_reconcile: float | None = field(default=None, init=False)
-    marks: dict[str, int] = field(default_factory=dict, init=False)
     crash_at: str | None = field(default=None, init=False)
     crashed_at: str | None = field(default=None, init=False)
     health: dict[tuple[str, str, str], dict[str, Any]] = field(default_factory=dict, init=False)
@@ -154,15 +159,16 @@ class World:
     """Notified whenever a health report arrived (guards ``health``)."""
     scheduling: threading.Lock = field(default_factory=threading.Lock, init=False)
     """Held while a pod is scheduled (claims allocated and reserved), as the scheduler is serial."""
-    version: KubeletVersion = field(default_factory=version_profile, init=False)
-    """The kubelet version the next kubelet start uses (``restartKubelet: {version: ...}`` changes it)."""
-    aborted: threading.Event = field(default_factory=threading.Event, init=False)
-    """Set when the run is stopped from outside (time limit): waits end, nothing new starts."""
     timer_runs: int = field(default=0, init=False)
     """Reconcile passes and pod-worker retries the nominal clock has fired so far."""
     _shut_down: bool = field(default=False, init=False)
     _lifecycle: threading.Lock = field(default_factory=threading.Lock, init=False)
     _uids: Iterator[int] = field(default_factory=itertools.count, init=False)
+
+    def __post_init__(self) -> None:
+        self.runner_api = self.backend.runner_api
+        self.kubelet_api = self.backend.kubelet_api
+        self.driver_api = self.backend.driver_api
 
     # ------------------------------------------------------------------ properties
     @property
@@ -173,9 +179,7 @@ class World:
     @property
     def node(self) -> str:
         """The node name (on a real cluster, the run's fake node)."""
-        if hasattr(self, "backend"):
-            return self.backend.node
-        return str(self.profile.node)
+        return self.backend.node
 
     @property
     def store(self) -> ObjectStore:
@@ -186,19 +190,9 @@ class World:
         return self.backend.store
 
     @property
-    def backend_name(self) -> str:
-        """The backend this scenario runs on: the run's choice, else the scenario's pin, else memory."""
-        return chosen_backend(self.scenario, self.options.backend)
-
-    @property
     def time_scale(self) -> float:
         """Real seconds per nominal second."""
         return effective_time_scale(self.profile.time_scale, self.options.time_scale)
-
-    @property
-    def clock(self) -> ScaledClock:
-        """The clock handed to components (real time, scaled timers)."""
-        return self._clock
 
     def new_uid(self, kind: str, name: str) -> str:
         """A deterministic, unique UID for an object the runner creates."""
@@ -206,29 +200,7 @@ class World:
 
     # ------------------------------------------------------------------ set-up
     def setup(self) -> None:
-        """Build the node: directories, API server, node object, drivers, kubelet, objects."""
-        self._clock = ScaledClock(self.time_scale) if self.time_scale > 0 else ScaledClock(1.0)
-        self.workspace = create_workspace(self.options.workspace_dir, keep=self.options.keep_workspace)
-        self.journal = Journal()
-        self.metrics = Metrics()
-        from drasim.runner.versions import resolve_version
-
-        self.version = version_profile(resolve_version(self.scenario, self.options)[0])
-        self.backend = open_backend(
-            self.backend_name,
-            self.scenario,
-            self.journal,
-            self.workspace.root,
-            served=self._served_resource_versions(),
-            claim_version=self.version.resource_api_version,
-            kubeconfig=self.options.kubeconfig,
-            context=self.options.context,
-            expand=self.expand,
-            sleep=self._latency,
-        )
-        self.runner_api = self.backend.runner_api
-        self.kubelet_api = self.backend.kubelet_api
-        self.driver_api = self.backend.driver_api
+        """Start the node: backend, node object, drivers, kubelet, the scenario's objects."""
         self.backend.setup()
         if not self.backend.real_cluster:
             self._create_node()
@@ -241,18 +213,6 @@ class World:
         for handle in self.drivers.values():
             self.start_driver(handle, wait=False)
         self.start_kubelet()
-
-    def _served_resource_versions(self) -> list[str]:
-        """resource.k8s.io versions to serve: the scenario's, plus (when it kept the default) the
-        versions its kubelets read claims through, as a cluster of that release serves them."""
-        from drasim.scenario.schema import ApiServerSpec
-
-        versions: list[str] = list(self.scenario.spec.api_server.resource_api_versions)
-        if versions != ApiServerSpec().resource_api_versions:
-            return versions
-        needed = [self.version.resource_api_version]
-        needed += [version_profile(v).resource_api_version for v in _restart_versions(self.scenario)]
-        return versions + [v for v in dict.fromkeys(needed) if v not in versions]
 
     def effective_services(self) -> list[str]:
         """DRA services the kubelet offers: its version's, narrowed by a scenario's ``kubelet.services``."""
@@ -273,11 +233,7 @@ class World:
         self.runner_api.create(node)
 
     def _driver_specs(self) -> list[DriverSpec]:
-        specs = self.scenario.spec.all_drivers()
-        if not specs:
-            msg = f"scenario {self.scenario.name}: no driver is configured"
-            raise ConfigError(msg)
-        return specs
+        return _driver_specs(self.scenario)
 
     def _make_driver(self, spec: DriverSpec) -> DriverHandle:
         if self.options.driver_cmd and spec is self._driver_specs()[0]:
@@ -345,7 +301,7 @@ class World:
 
     def node_name(self, name: str) -> str:
         """The API-server name of a node the scenario names (the run's node for the scenario's own)."""
-        if not hasattr(self, "backend") or name in (self.node, str(self.profile.node)):
+        if name in (self.node, str(self.profile.node)):
             return self.node
         return self.backend.node_name(name)
 
@@ -360,7 +316,7 @@ class World:
 
     def namespace(self, namespace: str) -> str:
         """The API-server namespace of a namespace the scenario names."""
-        return self.backend.namespace(namespace) if hasattr(self, "backend") else namespace
+        return self.backend.namespace(namespace)
 
     def driver_client(self, driver: str) -> Cluster:
         """The API client of in-process fake ``driver``: calls are journaled under its name.
@@ -395,16 +351,7 @@ class World:
         ``$(DRIVER)`` is the first driver's name: the ``--driver-name`` of a driver
         command that replaced it, else the scenario's.
         """
-        first = self._driver_specs()[0].name
-        if self.options.driver_cmd and self.options.driver_name:
-            first = self.options.driver_name
-        if isinstance(obj, str):
-            return obj.replace("$(DRIVER)", first).replace("$(NODE)", self.node)
-        if isinstance(obj, list):
-            return [self.expand(item) for item in obj]
-        if isinstance(obj, dict):
-            return {key: self.expand(value) for key, value in obj.items()}
-        return obj
+        return _expand(obj, _first_driver(self.scenario, self.options), self.node)
 
     # ------------------------------------------------------------------ drivers
     def driver(self, name: str = "") -> DriverHandle:
@@ -456,8 +403,8 @@ class World:
             host.wait_registered(driver, timeout=CONNECT_TIMEOUT, connected=True)
 
     def _last_registration_timed_out(self) -> bool:
-        last = self.journal.events("registration")[-1:]
-        return bool(last) and last[0].get("outcome") == "failed" and is_timeout(str(last[0].get("error")))
+        last = self.journal.last("registration")
+        return last is not None and last.get("outcome") == "failed" and is_timeout(str(last.get("error")))
 
     def _wait_process_registration(self, handle: ProcessDriverHandle) -> None:
         """Wait for a driver process's registration outcome, then (once per start) its slices.
@@ -651,7 +598,7 @@ class World:
         scheduler = ManualScheduler()
         host = PluginHost(
             self.workspace.registry_dir,
-            clock=self._clock,
+            clock=self.clock,
             recorder=self.journal,
             metrics=self.metrics,
             services=self.effective_services(),
@@ -682,7 +629,7 @@ class World:
                 claims=self.kubelet_api,
                 drivers=host.manager,
                 checkpoint=checkpoint,
-                clock=self._clock,
+                clock=self.clock,
                 recorder=self.journal,
                 metrics=self.metrics,
                 hooks=self._hook,
@@ -767,10 +714,6 @@ class World:
         api_fault(self, fault)
 
     # ------------------------------------------------------------------ teardown
-    def _latency(self, seconds: float) -> None:
-        """An API-server fault's delay: a real wait that ends early when the run is aborted."""
-        self.aborted.wait(seconds)
-
     def _check_not_shut_down(self) -> None:
         if self._shut_down:
             msg = "the run was stopped (its time limit passed); nothing more is started"
@@ -796,20 +739,110 @@ class World:
         for handle in self.drivers.values():
             with contextlib.suppress(Exception):
                 handle.close()
-        if hasattr(self, "backend"):
-            with contextlib.suppress(Exception):
-                self.backend.stop()
+        with contextlib.suppress(Exception):
+            self.backend.stop()
 
     def teardown(self) -> None:
         """Stop everything, delete what the run created on a real cluster, remove the workspace
         (unless kept); never raises. Called once the scenario's own thread is done with the world."""
         self.shut_down()
-        if hasattr(self, "backend"):
-            with contextlib.suppress(Exception):
-                self.backend.close()
+        with contextlib.suppress(Exception):
+            self.backend.close()
         if not self.options.keep_workspace:
             with contextlib.suppress(Exception):
                 self.workspace.remove()
+
+
+def open_world(scenario: Scenario, options: RunOptions | None = None) -> World:
+    """The world of one run of ``scenario``, every part in place and nothing started yet.
+
+    Builds the clock, the workspace, the journal and the API-server backend (drasim's HTTP
+    server already listens for the ``http`` backend); :meth:`World.setup` then starts the
+    node and :meth:`World.teardown` removes it all. When a part cannot be built, what was
+    built is removed again and the error raised.
+    """
+    from drasim.runner.versions import resolve_version
+
+    options = options or RunOptions()
+    version = version_profile(resolve_version(scenario, options)[0])
+    scale = effective_time_scale(scenario.spec.kubelet.time_scale, options.time_scale)
+    workspace = create_workspace(options.workspace_dir, keep=options.keep_workspace)
+    journal = Journal()
+    aborted = threading.Event()
+
+    def latency(seconds: float) -> None:
+        """An API-server fault's delay: a real wait that ends early when the run is aborted."""
+        aborted.wait(seconds)
+
+    try:
+        backend = open_backend(
+            chosen_backend(scenario, options.backend),
+            scenario,
+            journal,
+            workspace.root,
+            served=_served_resource_versions(scenario, version),
+            claim_version=version.resource_api_version,
+            kubeconfig=options.kubeconfig,
+            context=options.context,
+            expand=lambda obj: _expand(obj, _first_driver(scenario, options), backend.node),
+            sleep=latency,
+        )
+    except BaseException:
+        if not options.keep_workspace:
+            with contextlib.suppress(Exception):
+                workspace.remove()
+        raise
+    return World(
+        scenario,
+        options,
+        workspace=workspace,
+        journal=journal,
+        metrics=Metrics(),
+        backend=backend,
+        clock=ScaledClock(scale) if scale > 0 else ScaledClock(1.0),
+        version=version,
+        aborted=aborted,
+    )
+
+
+def _served_resource_versions(scenario: Scenario, version: KubeletVersion) -> list[str]:
+    """resource.k8s.io versions to serve: the scenario's, plus (when it kept the default) the
+    versions its kubelets read claims through, as a cluster of that release serves them."""
+    from drasim.scenario.schema import ApiServerSpec
+
+    versions: list[str] = list(scenario.spec.api_server.resource_api_versions)
+    if versions != ApiServerSpec().resource_api_versions:
+        return versions
+    needed = [version.resource_api_version]
+    needed += [version_profile(v).resource_api_version for v in _restart_versions(scenario)]
+    return versions + [v for v in dict.fromkeys(needed) if v not in versions]
+
+
+def _driver_specs(scenario: Scenario) -> list[DriverSpec]:
+    specs = scenario.spec.all_drivers()
+    if not specs:
+        msg = f"scenario {scenario.name}: no driver is configured"
+        raise ConfigError(msg)
+    return specs
+
+
+def _first_driver(scenario: Scenario, options: RunOptions) -> str:
+    """What ``$(DRIVER)`` stands for: the ``--driver-name`` of a driver command that replaced the
+    first driver, else the scenario's first driver's name."""
+    if options.driver_cmd and options.driver_name:
+        return options.driver_name
+    return _driver_specs(scenario)[0].name
+
+
+def _expand(obj: Any, driver: str, node: str) -> Any:
+    """``obj`` with ``$(DRIVER)`` and ``$(NODE)`` replaced in every string."""
+    if isinstance(obj, str):
+        return obj.replace("$(DRIVER)", driver).replace("$(NODE)", node)
+    if isinstance(obj, list):
+        return [_expand(item, driver, node) for item in obj]
+    if isinstance(obj, dict):
+        return {key: _expand(value, driver, node) for key, value in obj.items()}
+    return obj
 
 
 def _specs(slices: list[dict[str, Any]]) -> list[str]:

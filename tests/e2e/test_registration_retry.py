@@ -15,6 +15,7 @@ import pytest
 
 from drasim.cli import main
 from drasim.plugins import registration
+from drasim.report.model import RESULTS
 from drasim.runner.run import run_scenario
 from drasim.scenario import builtin_scenario_dir, load_paths
 
@@ -61,7 +62,7 @@ def _first_dial_times_out(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def test_fake_driver_registers_after_a_timed_out_first_dial(monkeypatch: pytest.MonkeyPatch) -> None:
     failed = _first_dial_times_out(monkeypatch)
     (scenario,) = load_paths([builtin_scenario_dir() / "conformance" / "shared-claim.yaml"])
-    result = run_scenario(scenario)
+    result = run_scenario(scenario, results=RESULTS)
     assert result.status == "passed", result.failure
     assert failed, "the first dial was not intercepted"
     outcomes = [e.get("outcome") for e in result.journal if e["kind"] == "registration"]

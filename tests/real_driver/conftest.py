@@ -9,15 +9,14 @@ Without it every test here is skipped with that reason. docs/real-driver.md has 
 results these tests pin down.
 
 Every test here is marked ``real_driver`` and ``slow``, and takes what it shares from the
-fixtures below (the sibling modules are loaded by path: with ``--import-mode=importlib`` a
-test module cannot import them; ``e2e_signals`` is in tests/conftest.py).
+fixtures below and ``e2e_signals`` in tests/conftest.py (which loads the helper files).
 """
 
 from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Callable
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -36,9 +35,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(scope="session")
-def expected(load_module: Callable[[str, Path], ModuleType]) -> ModuleType:
+def expected() -> ModuleType:
     """expected.py: what the example driver passes, skips and fails (docs/real-driver.md)."""
-    return load_module("drasim_real_driver_expected", HERE / "expected.py")
+    return sys.modules["drasim_real_driver_expected"]
 
 
 @pytest.fixture(scope="session")

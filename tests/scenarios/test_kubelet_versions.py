@@ -12,6 +12,7 @@ import dataclasses
 import pytest
 
 from drasim.profiles import VERSIONS
+from drasim.report.model import RESULTS
 from drasim.runner.run import run_scenario
 from drasim.runner.versions import allowed
 from drasim.runner.world import RunOptions
@@ -42,7 +43,7 @@ def test_at_least_ten_version_pinned_scenarios() -> None:
 
 @pytest.mark.parametrize(("scenario", "version"), ALLOWED, ids=_ids)
 def test_passes_as_every_allowed_version(scenario: Scenario, version: str) -> None:
-    result = run_scenario(scenario, RunOptions(kubelet_version=version))
+    result = run_scenario(scenario, RunOptions(kubelet_version=version), results=RESULTS)
     assert result.status == "passed", result.failure.message if result.failure else result.skip_reason
     assert result.name == f"{scenario.name}[kubelet-{version}]"
     assert result.kubelet_version == version
@@ -50,7 +51,7 @@ def test_passes_as_every_allowed_version(scenario: Scenario, version: str) -> No
 
 @pytest.mark.parametrize(("scenario", "version"), EXCLUDED, ids=_ids)
 def test_fails_as_every_excluded_version(scenario: Scenario, version: str) -> None:
-    result = run_scenario(_unrestricted(scenario), RunOptions(kubelet_version=version))
+    result = run_scenario(_unrestricted(scenario), RunOptions(kubelet_version=version), results=RESULTS)
     assert result.status == "failed", (
         f"{scenario.name} does not fail as kubelet {version}: {result.status} "
         f"{result.failure.message if result.failure else ''}"
@@ -59,7 +60,7 @@ def test_fails_as_every_excluded_version(scenario: Scenario, version: str) -> No
 
 def test_excluded_version_is_a_skipped_row() -> None:
     scenario = next(s for s in PINNED if s.name == "versions-kubelet-1-31-rejects-service-names")
-    result = run_scenario(scenario, RunOptions(kubelet_version="1.37"))
+    result = run_scenario(scenario, RunOptions(kubelet_version="1.37"), results=RESULTS)
     assert result.status == "skipped"
     assert result.name == "versions-kubelet-1-31-rejects-service-names[kubelet-1.37]"
     assert "kubelet 1.37 is outside this scenario's kubeletVersions ['1.31']" in result.skip_reason

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from drasim.report.model import RESULTS
 from drasim.runner.run import run_scenario
 from drasim.runner.world import RunOptions
 from drasim.scenario import builtin_scenario_dir, load_paths
@@ -35,13 +36,13 @@ def test_library_is_large_enough() -> None:
 
 @pytest.mark.parametrize("scenario", LIBRARY, ids=lambda s: s.name)
 def test_scenario_passes_against_the_fake_plugin(scenario: Scenario) -> None:
-    result = run_scenario(scenario)
+    result = run_scenario(scenario, results=RESULTS)
     assert result.status == "passed", _explain(result)
 
 
 @pytest.mark.parametrize(("scenario", "bug"), CATCHES, ids=lambda v: v if isinstance(v, str) else v.name)
 def test_scenario_catches_its_bug(scenario: Scenario, bug: str) -> None:
-    result = run_scenario(scenario, RunOptions(bugs=(bug,)))
+    result = run_scenario(scenario, RunOptions(bugs=(bug,)), results=RESULTS)
     assert result.status == "failed", f"{scenario.name} did not catch the {bug!r} bug of the fake plugin"
 
 
@@ -55,5 +56,5 @@ def test_every_bug_is_caught_by_some_scenario() -> None:
 @pytest.mark.parametrize("scenario", LIBRARY, ids=lambda s: s.name)
 def test_scenario_passes_with_the_http_backend(scenario: Scenario) -> None:
     """The kubelet, the runner and the fake drivers all use the kubernetes client over HTTP."""
-    result = run_scenario(scenario, RunOptions(backend="http"))
+    result = run_scenario(scenario, RunOptions(backend="http"), results=RESULTS)
     assert result.status == "passed", _explain(result)

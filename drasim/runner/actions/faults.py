@@ -6,6 +6,7 @@ from __future__ import annotations
 from drasim.errors import ConfigError
 from drasim.runner.actions.registry import handles
 from drasim.runner.context import StepContext, StepFailure
+from drasim.runner.drivers import FakeDriverHandle
 from drasim.runner.world import World
 from drasim.scenario import steps as S  # noqa: N812 - S.Fault reads like the YAML
 
@@ -40,9 +41,9 @@ def clear_faults(world: World, args: S.ClearFaults, ctx: StepContext) -> None:
 def unblock(world: World, args: S.Unblock, ctx: StepContext) -> None:
     """Release the calls held by block/hang faults and wait until the plugin finished them."""
     handle = world.driver(args.driver)
-    driver = getattr(handle, "driver", None)
-    if driver is None or not hasattr(driver, "held_calls"):
+    if not isinstance(handle, FakeDriverHandle):
         raise ConfigError(f"unblock: driver {handle.name} is a real driver process; it needs the fake plugin")
+    driver = handle.driver
     held = int(driver.held_calls())
     if held == 0:
         raise StepFailure(

@@ -320,8 +320,7 @@ def _claim_spec_files(world: World, files: list[Path]) -> list[str]:
 
 def _claim_uids(world: World) -> set[str]:
     """UIDs of the ResourceClaims in the API server (from drasim's store when there is one)."""
-    backend = getattr(world, "backend", None)
-    store = backend.store if backend is not None else getattr(world, "store", None)
+    store = world.backend.store  # None on a real cluster: read through the API then
     for version in SLICE_VERSIONS:
         api_version = f"resource.k8s.io/{version}"
         try:

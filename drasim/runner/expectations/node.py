@@ -133,8 +133,7 @@ def check_metric(world: World, args: ExpectMetric, ctx: StepContext) -> None:
 
 def list_slices(world: World, selector: str) -> list[dict[str, Any]]:
     """ResourceSlices matching a field selector, read from the store (no journaled API call, no faults)."""
-    backend = getattr(world, "backend", None)
-    store = backend.store if backend is not None else getattr(world, "store", None)
+    store = world.backend.store  # None on a real cluster: read through the API then
     last: ApiError | None = None
     for version in SLICE_VERSIONS:
         api_version = f"resource.k8s.io/{version}"
@@ -153,9 +152,7 @@ def check_resource_slices(world: World, args: ExpectResourceSlices, ctx: StepCon
     """expectResourceSlices: how many slices (and devices) a driver has for a node."""
     node = world.node_name(args.node) if args.node else world.node
     selector = f"spec.nodeName={node}" + (f",spec.driver={args.driver}" if args.driver else "")
-    wait = getattr(world, "wait_republished_slices", None)
-    if wait is not None:
-        wait()  # a driver process's slices wiped by a kubelet start: see what it republishes
+    world.wait_republished_slices()  # slices a kubelet start wiped: see what the driver republishes
     slices = list_slices(world, selector)
     devices = sum(len((s.get("spec") or {}).get("devices") or []) for s in slices)
     names = [str((s.get("metadata") or {}).get("name", "")) for s in slices]

@@ -67,3 +67,57 @@ def test_watch_with_watch_list_options():
     first, second = watch.next(timeout=5), watch.next(timeout=5)
     watch.stop()
     assert (first.type, second.type) == ("ADDED", "BOOKMARK")
+
+
+class Calls:
+    def __init__(self):
+        self.events = []
+
+    def record(self, kind, **fields):
+        self.events.append((kind, {k: v for k, v in fields.items() if k != "duration"}))
+
+
+def test_shared_reads_serve_one_copy_per_stored_version():
+    calls = Calls()
+    store = ObjectStore(recorder=calls)
+    writer = MemoryCluster(store)
+    kubelet = MemoryCluster(store, client="kubelet", shared_reads=True)
+    writer.create(claim())
+    first = kubelet.get_resource_claim("default", "gpu")
+    assert kubelet.get_resource_claim("default", "gpu") is first
+    # the shared copy equals what a plain read serves, and is not the stored object
+    assert first == writer.get_resource_claim("default", "gpu")
+    assert first is not store._existing(
+        store.registry.by_kind("resource.k8s.io/v1", "ResourceClaim")[0], "default", "gpu"
+    )
+    # a write stores a new version: the next shared read serves it
+    changed = dict(first, spec={"devices": {"requests": []}})
+    writer.update(changed)
+    second = kubelet.get_resource_claim("default", "gpu")
+    assert second is not first
+    assert second["spec"] == {"devices": {"requests": []}}
+    assert second["metadata"]["resourceVersion"] != first["metadata"]["resourceVersion"]
+    # after a delete it is a 404 again, and every read was journaled like a plain one
+    writer.delete("resource.k8s.io/v1", "ResourceClaim", "gpu", "default")
+    with pytest.raises(ApiError) as err:
+        kubelet.get_resource_claim("default", "gpu")
+    assert err.value.code == 404
+    gets = [fields for kind, fields in calls.events if kind == "api" and fields["verb"] == "get"]
+    assert [(g["client"], g["code"]) for g in gets] == [
+        ("kubelet", 200),
+        ("kubelet", 200),
+        ("in-process", 200),
+        ("kubelet", 200),
+        ("kubelet", 404),
+    ]
+    assert {g["name"] for g in gets} == {"gpu"}
+    assert {g["namespace"] for g in gets} == {"default"}
+
+
+def test_shared_reads_follow_the_claim_version():
+    store = ObjectStore(served={RESOURCE_GROUP: ["v1beta1", "v1"]})
+    MemoryCluster(store).create(claim())
+    kubelet = MemoryCluster(store, claim_version="v1beta1", shared_reads=True)
+    assert kubelet.get_resource_claim("default", "gpu")["apiVersion"] == "resource.k8s.io/v1beta1"
+    kubelet.claim_version = "v1"
+    assert kubelet.get_resource_claim("default", "gpu")["apiVersion"] == "resource.k8s.io/v1"

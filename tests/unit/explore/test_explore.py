@@ -12,6 +12,7 @@ from drasim.explore import ExploreConfig, explore, run_choices
 from drasim.explore.generator import rule_index
 from drasim.explore.reproducer import write_reproducer
 from drasim.explore.violations import InvariantViolation
+from drasim.report.model import RESULTS
 from drasim.runner.run import run_scenario
 from drasim.runner.world import RunOptions
 from drasim.scenario.common import ErrorMatch
@@ -49,11 +50,11 @@ def test_non_idempotent_is_found_shrunk_and_reproduced(tmp_path: Path) -> None:
     assert repro.fails_with_bugs is True
     assert repro.passes_without_bugs is True
     # The same outcome when replayed independently, as `drasim run --inject-bug` would.
-    broken = run_scenario(scenario, RunOptions(bugs=("non-idempotent",)))
+    broken = run_scenario(scenario, RunOptions(bugs=("non-idempotent",)), results=RESULTS)
     assert broken.status == "failed"
     assert broken.failure is not None
     assert "same devices" in broken.failure.message
-    assert run_scenario(scenario, RunOptions()).status == "passed"
+    assert run_scenario(scenario, RunOptions(), results=RESULTS).status == "passed"
     assert main(["validate", str(repro.path)]) == 0
 
 

@@ -16,6 +16,7 @@ from drasim.explore import ExploreConfig, Trace, explore, run_choices
 from drasim.explore.generator import rule_index
 from drasim.explore.reproducer import write_reproducer
 from drasim.explore.violations import InvariantViolation
+from drasim.report.model import RESULTS
 from drasim.runner.run import run_scenario
 from drasim.runner.world import RunOptions
 from drasim.scenario import steps as S  # noqa: N812
@@ -120,7 +121,7 @@ def test_drops_claim_is_found_shrunk_and_reproduced(tmp_path: Path) -> None:
     (step,) = scenario.spec.steps
     assert isinstance(step.args, S.StartPod)
     assert step.args.expect_error is None
-    broken = run_scenario(scenario, RunOptions(bugs=("drops-claim",)))
+    broken = run_scenario(scenario, RunOptions(bugs=("drops-claim",)), results=RESULTS)
     assert broken.failure is not None
     assert "skipped 1 ResourceClaims" in broken.failure.message
     assert replay(repro.path, "drops-claim") == 1

@@ -99,6 +99,22 @@ def test_to_jsonable_handles_odd_values():
     assert to_jsonable(api_pb2.NodeUnprepareResourcesResponse()) == {"claims": {}}
 
 
+def test_to_jsonable_copies_plain_containers_and_cuts_deep_nesting_at_the_same_depth():
+    leaf = {"a": 1, "b": [1, "x", None]}
+    converted = to_jsonable({"leaf": leaf, "keys": {1: "x", None: "y"}})
+    assert converted == {"leaf": leaf, "keys": {"1": "x", "None": "y"}}
+    # plain dicts and lists are copied, never shared with the caller
+    assert converted["leaf"] is not leaf
+    assert converted["leaf"]["b"] is not leaf["b"]
+    deep: dict[str, object] = {"v": 0}
+    for level in range(1, 45):
+        deep = {"v": level, "n": deep}
+    text = json.dumps(to_jsonable(deep))
+    # MAX_DEPTH (40) containers are converted; what sits below them, leaves included, is cut
+    assert text.count('"v"') == 41
+    assert text.count("<nested too deeply>") == 2
+
+
 def test_record_keeps_a_forwarded_seq_and_t_under_other_names_and_rejects_bad_kind():
     journal = Journal(VirtualClock())
     with pytest.raises(ValueError, match="non-empty string"):
@@ -125,6 +141,23 @@ def test_events_filters_by_kind_since_and_fields():
     journal.events()[0]["pod"] = "changed"
     assert journal.events()[0]["pod"] == "default/a"
     assert [e["seq"] for e in journal.tail(2)] == [3, 4]
+
+
+def test_last_is_the_newest_matching_event_as_a_copy():
+    journal = Journal(VirtualClock())
+    assert journal.last("kubelet") is None
+    journal.record("kubelet", operation="PrepareResources", pod="default/a")
+    journal.record("api", verb="GET")
+    journal.record("kubelet", operation="UnprepareResources", pod="default/a")
+    journal.record("api", verb="LIST")
+    last = journal.last("kubelet")
+    assert last is not None
+    assert last["seq"] == 3
+    assert journal.last()["seq"] == 4
+    assert journal.last("kubelet", operation="PrepareResources")["seq"] == 1
+    assert journal.last("kubelet", operation="missing") is None
+    last["operation"] = "changed"
+    assert journal.last("kubelet")["operation"] == "UnprepareResources"
 
 
 def test_rpc_calls_extracts_claims_and_scopes_by_side_driver_method_and_mark():

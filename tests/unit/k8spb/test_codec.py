@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import copy
-import importlib.util
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,21 +11,7 @@ import pytest
 from drasim.apiserver.k8spb import MAGIC, decode_request_body, encode_object
 from drasim.errors import ApiError, ConfigError
 
-
-def _load_objects() -> Any:
-    """The sample objects live next to this file; importlib mode does not put it on sys.path."""
-    name = "k8spb_test_objects"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("objects.py"))
-        assert spec is not None
-        assert spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-objects = _load_objects()
+objects: Any = sys.modules["k8spb_test_objects"]  # loaded by tests/conftest.py
 RESOURCE = {"group": "resource.k8s.io", "version": "v1"}
 
 

@@ -33,7 +33,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from drasim.cli import main
-from drasim.runner.run import ABORT_GRACE, run_scenario
+from drasim.report.model import RESULTS
+from drasim.runner.run import run_scenario
+from drasim.runner.session import ABORT_GRACE
 from drasim.runner.world import RunOptions
 from drasim.scenario import limits, load_paths
 from drasim.scenario.common import MAX_HEALTH_TIMEOUT_SECONDS
@@ -219,7 +221,7 @@ def _run_measured(path: Path) -> tuple[Any, float, int]:
     sampler.start()
     started = time.monotonic()
     try:
-        result = run_scenario(loaded, RunOptions(scenario_timeout=TIME_LIMIT))
+        result = run_scenario(loaded, RunOptions(scenario_timeout=TIME_LIMIT), results=RESULTS)
     finally:
         elapsed = time.monotonic() - started
         done.set()

@@ -100,11 +100,15 @@ class FakeWorld:
         )
         self.workspace.cdi_dir.mkdir(parents=True)
         self.runner_api = MemoryCluster(self.store, client="runner")
+        self.backend = SimpleNamespace(store=self.store)  # the in-memory backend: drasim's store
         self.drivers = {GPU: SimpleNamespace(name=GPU)}
         self.start_kubelet()
 
     def namespace(self, namespace: str) -> str:
         return namespace
+
+    def wait_republished_slices(self) -> None:
+        """No driver process: no slices to wait for."""
 
     def node_name(self, name: str) -> str:
         return name

@@ -14,6 +14,7 @@ from drasim.apiserver.http import HttpApiServer
 from drasim.apiserver.kubeclient import KubeClientCluster
 from drasim.errors import ApiError, ConfigError
 from drasim.journal import Journal
+from drasim.report.model import RESULTS
 from drasim.runner.backends import (
     RUN_LABEL,
     HttpBackend,
@@ -23,7 +24,7 @@ from drasim.runner.backends import (
     run_prefix,
 )
 from drasim.runner.run import run_scenario
-from drasim.runner.world import RunOptions, World
+from drasim.runner.world import RunOptions, open_world
 from drasim.scenario.loader import load_text
 from drasim.scenario.schema import Scenario
 
@@ -66,14 +67,14 @@ def test_the_run_choice_wins_over_no_pin_and_a_pin_applies_by_default() -> None:
 
 def test_a_pinned_scenario_runs_on_its_backend() -> None:
     pinned = _scenario("backend: http\nsteps: [{startPod: {name: a, claims: [gpu]}}]\n")
-    world = World(pinned, RunOptions())
+    world = open_world(pinned, RunOptions())
     try:
         world.setup()
         assert isinstance(world.backend, HttpBackend)
         assert isinstance(world.kubelet_api, KubeClientCluster)
     finally:
         world.teardown()
-    result = run_scenario(pinned, RunOptions(backend="memory"))
+    result = run_scenario(pinned, RunOptions(backend="memory"), results=RESULTS)
     assert result.status == "skipped"
     assert "this run uses --backend memory" in (result.skip_reason or "")
 
@@ -111,7 +112,7 @@ def test_plugin_faults_are_not_a_reason_to_skip_a_real_cluster() -> None:
 
 
 def test_http_backend_sends_the_kubelet_through_the_kubernetes_client() -> None:
-    world = World(PLAIN, RunOptions(backend="http"))
+    world = open_world(PLAIN, RunOptions(backend="http"))
     try:
         world.setup()
         for api in (world.runner_api, world.kubelet_api, world.driver_api):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from drasim.runner.run import describe_step
+from drasim.runner.session import describe_step
 from drasim.scenario.loader import load_text
 
 SCENARIO = """\

@@ -14,7 +14,7 @@ from drasim.runner.context import StepFailure
 from drasim.runner.expectations.common import grpc_code
 from drasim.scenario.expectations import CallMatch, ExpectCalls, ExpectConsistentReplies
 
-W: Any = sys.modules["drasim_test_checks_world"]  # loaded by conftest.py
+W: Any = sys.modules["drasim_test_checks_world"]  # loaded by tests/conftest.py
 
 
 @pytest.fixture

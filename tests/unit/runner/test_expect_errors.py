@@ -12,7 +12,7 @@ from drasim.runner import expectations
 from drasim.runner.context import StepFailure
 from drasim.scenario.expectations import ExpectError, ExpectNoError
 
-W: Any = sys.modules["drasim_test_checks_world"]  # loaded by conftest.py
+W: Any = sys.modules["drasim_test_checks_world"]  # loaded by tests/conftest.py
 
 
 @pytest.fixture

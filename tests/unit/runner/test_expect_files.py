@@ -25,7 +25,7 @@ from drasim.scenario.expectations import (
 from drasim.state import ClaimInfoState, DriverState
 from drasim.values import Device
 
-W: Any = sys.modules["drasim_test_checks_world"]  # loaded by conftest.py
+W: Any = sys.modules["drasim_test_checks_world"]  # loaded by tests/conftest.py
 GPU0 = "gpu.example.com/gpu=gpu-0"
 
 

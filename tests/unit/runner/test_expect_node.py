@@ -23,7 +23,7 @@ from drasim.scenario.steps import Container, ContainerClaim
 from drasim.state import ClaimInfoState, DriverState
 from drasim.values import Device
 
-W: Any = sys.modules["drasim_test_checks_world"]  # loaded by conftest.py
+W: Any = sys.modules["drasim_test_checks_world"]  # loaded by tests/conftest.py
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from drasim.report.model import RESULTS
 from drasim.runner.run import run_scenario
 from drasim.scenario.loader import load_text
 
@@ -44,7 +45,7 @@ spec:
 
 def test_expectations_against_a_real_run() -> None:
     (scenario,) = load_text(SCENARIO)
-    result = run_scenario(scenario)
+    result = run_scenario(scenario, results=RESULTS)
     assert result.failure is not None, "the last expectation must fail"
     assert result.failure.message == "expected 2 NodePrepareResources calls since the start; found 1"
     assert result.failure.step_index == 21  # numbered from 1, as in the journal

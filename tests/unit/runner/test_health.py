@@ -17,7 +17,7 @@ from drasim.scenario.expectations import ExpectHealth
 from drasim.state import ClaimInfoState, DriverState
 from drasim.values import Device
 
-W: Any = sys.modules["drasim_test_checks_world"]  # loaded by conftest.py
+W: Any = sys.modules["drasim_test_checks_world"]  # loaded by tests/conftest.py
 GPU = W.GPU
 
 

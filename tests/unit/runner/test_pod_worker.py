@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drasim.report.model import RESULTS
 from drasim.runner.run import run_scenario
 from drasim.scenario.loader import load_text
 
@@ -25,7 +26,7 @@ spec:
 
 def run(steps: str, *, devices: str = "2", jitter: float = 1.0) -> Any:
     (scenario,) = load_text(HEAD % {"devices": devices, "jitter": jitter} + steps)
-    return run_scenario(scenario)
+    return run_scenario(scenario, results=RESULTS)
 
 
 def explain(result: Any) -> str:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from drasim.cli import main
+from drasim.report.model import RESULTS
 from drasim.runner.run import run_scenario
 from drasim.runner.world import RunOptions
 from drasim.scenario import load_text
@@ -104,7 +105,7 @@ def test_restart_kubelet_version_upgrades_and_journals(tmp_path: Path) -> None:
         "    - deletePod: a\n",
     )
     (scenario,) = load_text(text, "upgrade.yaml")
-    result = run_scenario(scenario, RunOptions(kubelet_version="1.33"))
+    result = run_scenario(scenario, RunOptions(kubelet_version="1.33"), results=RESULTS)
     assert result.status == "passed", result.failure.message if result.failure else ""
     starts = [e for e in result.journal if e["kind"] == "kubelet" and e.get("operation") == "start"]
     assert [e["version"] for e in starts] == ["1.33", "1.37"]
@@ -134,4 +135,4 @@ def test_unknown_version_through_the_api_is_a_config_error() -> None:
 
     (scenario,) = load_text(ROUND_TRIP, "a.yaml")
     with pytest.raises(ConfigError, match=r"kubelet version: unknown kubelet version '1\.99'"):
-        run_scenario(scenario, RunOptions(kubelet_version="1.99"))
+        run_scenario(scenario, RunOptions(kubelet_version="1.99"), results=RESULTS)

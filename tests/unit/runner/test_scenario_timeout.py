@@ -16,10 +16,12 @@ from typing import Any
 import pytest
 
 from drasim.cli import main
+from drasim.report.model import RESULTS
 from drasim.runner import podworker
-from drasim.runner import run as run_module
+from drasim.runner import session as session_module
 from drasim.runner import world as world_module
-from drasim.runner.run import ABORT_GRACE, run_scenario, run_scenarios
+from drasim.runner.run import run_scenario, run_scenarios
+from drasim.runner.session import ABORT_GRACE
 from drasim.runner.workspace import Workspace, create_workspace
 from drasim.runner.world import RunOptions
 from drasim.scenario import load_text
@@ -81,9 +83,9 @@ def test_a_hung_step_fails_at_its_step_and_the_next_scenario_runs(workspaces: li
     scenarios = load_text(HANGS + "---\n" + PASSES, "s.yaml")
     options = RunOptions(scenario_timeout=1.0)
     started = time.monotonic()
-    report = run_scenarios(scenarios, options)
+    results = run_scenarios(scenarios, options, results=RESULTS)
     elapsed = time.monotonic() - started
-    hung, passed = report.results
+    hung, passed = results
     assert hung.status == "failed"
     assert hung.failure is not None
     assert hung.failure.message.startswith(
@@ -103,7 +105,7 @@ def test_a_hung_step_fails_at_its_step_and_the_next_scenario_runs(workspaces: li
 def test_a_limit_that_is_not_reached_changes_nothing(workspaces: list[Path]) -> None:
     (scenario,) = load_text(PASSES, "s.yaml")
     for limit in (None, 60.0):
-        result = run_scenario(scenario, RunOptions(scenario_timeout=limit))
+        result = run_scenario(scenario, RunOptions(scenario_timeout=limit), results=RESULTS)
         assert result.status == "passed", result.failure
         assert any(e["kind"] == "rpc" for e in result.journal)
     assert len(workspaces) == 2
@@ -112,7 +114,7 @@ def test_a_limit_that_is_not_reached_changes_nothing(workspaces: list[Path]) -> 
 
 def test_a_limit_reached_while_setting_up_stops_the_driver_process(workspaces: list[Path]) -> None:
     (scenario,) = load_text(NEVER_REGISTERS, "s.yaml")
-    result = run_scenario(scenario, RunOptions(scenario_timeout=1.0))
+    result = run_scenario(scenario, RunOptions(scenario_timeout=1.0), results=RESULTS)
     assert result.status == "failed"
     assert result.failure is not None
     assert result.failure.message == (
@@ -170,7 +172,7 @@ def test_the_clock_refuses_unbounded_timer_work(monkeypatch: pytest.MonkeyPatch)
         """
     )
     (scenario,) = load_text(text, "s.yaml")
-    result = run_scenario(scenario)
+    result = run_scenario(scenario, results=RESULTS)
     assert result.status == "error"
     assert result.failure is not None
     assert result.failure.message == (
@@ -187,12 +189,12 @@ def test_a_step_that_ignores_the_abort_is_left_behind_and_said_so(monkeypatch: p
     def stubborn(*args: Any) -> None:
         release.wait(30)  # ignores the node being stopped
 
-    monkeypatch.setattr(run_module, "ABORT_GRACE", 0.2)
-    monkeypatch.setattr(run_module, "run_action", stubborn)
+    monkeypatch.setattr(session_module, "ABORT_GRACE", 0.2)
+    monkeypatch.setattr(session_module, "run_action", stubborn)
     (scenario,) = load_text(PASSES, "s.yaml")
     try:
         started = time.monotonic()
-        result = run_scenario(scenario, RunOptions(scenario_timeout=0.5))
+        result = run_scenario(scenario, RunOptions(scenario_timeout=0.5), results=RESULTS)
         assert time.monotonic() - started < 5
     finally:
         release.set()

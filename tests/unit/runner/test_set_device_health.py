@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from drasim.report.model import RESULTS
 from drasim.runner.drivers import FakeDriverHandle
 from drasim.runner.run import run_scenario
 from drasim.scenario.common import PluginFault
@@ -31,7 +32,7 @@ spec:
 
 def run(steps: str) -> Any:
     (scenario,) = load_text(HEAD + steps)
-    return run_scenario(scenario)
+    return run_scenario(scenario, results=RESULTS)
 
 
 def explain(result: Any) -> str:
