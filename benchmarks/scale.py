@@ -7,8 +7,9 @@ after the other, and then every pod is unprepared. Reported: wall time of each
 phase (a pass without tracemalloc), per-pod time, and (``pods_memory``) the peak
 of Python allocations during each phase (a second, slower pass under
 tracemalloc; memory held by gRPC's C core is not traced). The kubelet rewrites its checkpoint 2x per prepare
-and 1x per unprepare, and the fake driver rewrites its own state file, so the
-total work grows with N^2 by design.
+and 1x per unprepare (as upstream), so the bytes written grow with N^2 by design; the
+fake driver writes one small file per prepared claim. ``driver_state_bytes_full`` is the
+total size of the driver's state directory at the peak.
 
 Part 2 (``checkpoint``): FileCheckpointStore.store() with E entries already in the
 file, for growing E: bytes per write, time per write (median), the share of
@@ -60,6 +61,11 @@ def _node(count: int, state_dir: str | None, fsync: bool) -> Node:
     for i in range(count):
         node.add_claim(f"claim-{i}", [f"pod-uid-{i}"], device=f"gpu-{i}")
     return node
+
+
+def _tree_bytes(directory: Path) -> int:
+    """The bytes of every file under ``directory`` (the fake driver's one-file-per-claim state)."""
+    return sum(p.stat().st_size for p in directory.rglob("*") if p.is_file())
 
 
 def _status_kib(field: str) -> int | None:
@@ -136,7 +142,7 @@ def run_pods(count: int, state_dir: str | None, *, trace: bool, fsync: bool) -> 
         prepare = _phase(prepare_all, trace=trace)
         assert len(manager.claim_infos()) == count
         checkpoint_bytes = (node.state_root / DRA_MANAGER_STATE_FILE).stat().st_size
-        driver_state_bytes = node.driver.config.state_path.stat().st_size  # type: ignore[union-attr]
+        driver_state_bytes = _tree_bytes(node.driver.config.state_directory)  # type: ignore[union-attr]
         unprepare = _phase(unprepare_all, trace=trace)
         assert manager.claim_infos() == []
         assert len(node.driver.calls_to("NodePrepareResources")) == count  # type: ignore[union-attr]

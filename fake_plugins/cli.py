@@ -55,7 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--cdi-dir", default=None, help=f"where CDI specs are written (default {DEFAULT_CDI_DIR})"
     )
     parser.add_argument(
-        "--state-dir", default=None, help="dir of the driver's checkpoint.json (default plugin dir)"
+        "--state-dir", default=None, help="dir of the driver's prepared-claims/ state (default plugin dir)"
     )
     parser.add_argument("--registration-socket", default=None, help="registration socket file name")
     parser.add_argument("--plugin-socket", default=None, help="DRA socket file name (default dra.sock)")

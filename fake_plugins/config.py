@@ -130,9 +130,9 @@ class FakeDriverConfig:
         return Path(self.registry_dir) / name
 
     @property
-    def state_path(self) -> Path:
-        """The driver's own checkpoint file."""
-        return Path(self.state_dir or self.plugin_path.parent) / "checkpoint.json"
+    def state_directory(self) -> Path:
+        """Where the driver's own checkpoint, ``prepared-claims/``, is (see fake_plugins.state)."""
+        return Path(self.state_dir or self.plugin_path.parent)
 
     @property
     def served_dra(self) -> list[str]:

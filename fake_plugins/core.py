@@ -75,7 +75,7 @@ class DriverCore:
         self.effects = effects
         forgets = self.behaviour.has_bug("forgets-state")
         self.state = DriverState.load(
-            config.driver_name, None if forgets else config.state_path, sync=config.fsync
+            config.driver_name, None if forgets else config.state_directory, sync=config.fsync
         )
         self._lock = threading.Lock()
         self._generation = 0

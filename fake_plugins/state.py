@@ -1,31 +1,54 @@
 """The fake driver's own checkpoint: which claims it prepared, with which devices.
 
-The file lets a restarted driver answer a repeated prepare with the same devices
-and unprepare claims it prepared before the restart. It is written atomically
-after every change. Format (JSON)::
+The state lets a restarted driver answer a repeated prepare with the same devices and
+unprepare claims it prepared before the restart. It is a directory,
+``<stateDir>/prepared-claims/``, with one file per prepared claim, so a call writes only
+the claims it changed (as the CDI specs are one file per claim): a prepare writes the
+claim's file atomically (temporary file, rename), an unprepare deletes it. Each file is
+``json.dumps(doc, indent=2, sort_keys=True)`` of::
 
-    {"apiVersion": "fake-plugins.drasim.dev/v1", "kind": "FakeDriverCheckpoint",
-     "driver": "gpu.example.com",
-     "preparedClaims": {"<uid>": {"namespace": "...", "name": "...",
-        "devices": [{"requestNames": [...], "poolName": "...", "deviceName": "...",
-                     "cdiDeviceIDs": [...], "shareID": null}]}}}
+    {"apiVersion": "fake-plugins.drasim.dev/v1", "kind": "FakeDriverPreparedClaim",
+     "driver": "gpu.example.com", "uid": "<uid>", "namespace": "...", "name": "...",
+     "devices": [{"requestNames": [...], "poolName": "...", "deviceName": "...",
+                  "cdiDeviceIDs": [...], "shareID": null}]}
+
+named :func:`claim_file_name` of the UID. Names starting with ``.`` are temporary files
+of an interrupted write and are ignored. Any other file that is not such a document (or
+whose name does not match its ``uid``) makes loading fail with a
+:class:`~drasim.errors.CheckpointError` naming the file.
+
+Older drasim wrote one file, ``<stateDir>/checkpoint.json`` (kind ``FakeDriverCheckpoint``,
+``preparedClaims`` by UID), rewritten whole on every call. A driver that finds it migrates
+it when it starts: every claim in it gets its own file, then the old file is removed.
 """
 
 from __future__ import annotations
 
-import bisect
+import contextlib
+import hashlib
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from drasim.errors import CheckpointError
-from drasim.fsutil import atomic_write_bytes
+from drasim.fsutil import atomic_write_bytes, fsync_directory
 from drasim.values import Device
 from fake_plugins.files import dumps_indented
 
 API_VERSION = "fake-plugins.drasim.dev/v1"
-KIND = "FakeDriverCheckpoint"
+#: The kind of one prepared claim's file.
+CLAIM_KIND = "FakeDriverPreparedClaim"
+#: The kind of the single state file of older drasim versions (read once, for migration).
+LEGACY_KIND = "FakeDriverCheckpoint"
+#: The directory of claim files under the state directory.
+CLAIMS_DIR = "prepared-claims"
+#: The single state file of older drasim versions, under the state directory.
+LEGACY_FILE = "checkpoint.json"
+
+_MAX_NAME = 200  # encoded UIDs longer than this are named by their SHA-256
 
 
 @dataclass(frozen=True)
@@ -57,6 +80,38 @@ def device_from_json(data: dict[str, Any]) -> Device:
         cdi_device_ids=tuple(data.get("cdiDeviceIDs") or ()),
         share_id=data.get("shareID"),
     )
+
+
+def claim_file_name(uid: str) -> str:
+    """The file name of a claim's state: the UID percent-encoded (a leading ``.`` too), ``.json``.
+
+    UIDs are usually UUIDs, which stay as they are; an encoded UID longer than 200
+    characters is replaced by ``sha256-<hex of the UID>``.
+    """
+    encoded = quote(uid, safe="")
+    if encoded.startswith("."):
+        encoded = "%2E" + encoded[1:]
+    if not encoded or len(encoded) > _MAX_NAME:
+        encoded = "sha256-" + hashlib.sha256(uid.encode("utf-8", "surrogatepass")).hexdigest()
+    return encoded + ".json"
+
+
+def claim_document(driver: str, uid: str, claim: PreparedClaim) -> dict[str, Any]:
+    """The JSON document of one claim's file."""
+    return {
+        "apiVersion": API_VERSION,
+        "kind": CLAIM_KIND,
+        "driver": driver,
+        "uid": uid,
+        "namespace": claim.namespace,
+        "name": claim.name,
+        "devices": [device_to_json(d) for d in claim.devices],
+    }
+
+
+def claim_file_bytes(driver: str, uid: str, claim: PreparedClaim) -> bytes:
+    """A claim file's content: ``json.dumps(claim_document(...), indent=2, sort_keys=True)`` and a newline."""
+    return dumps_indented(claim_document(driver, uid, claim)).encode("ascii") + b"\n"
 
 
 class PreparedClaims(dict[str, PreparedClaim]):
@@ -142,100 +197,74 @@ class PreparedClaims(dict[str, PreparedClaim]):
         return sorted(self._holders.get((pool, device, share_id), ()), key=self._order.__getitem__)
 
 
-def _member_text(uid: str, claim: PreparedClaim) -> bytes:
-    """One ``preparedClaims`` member exactly as ``json.dumps(doc, indent=2, sort_keys=True)`` writes it."""
-    body = dumps_indented(_claim_json(claim)).replace("\n", "\n    ")
-    return f"    {json.dumps(uid)}: {body}".encode()
-
-
-def _claim_json(claim: PreparedClaim) -> dict[str, Any]:
-    return {
-        "namespace": claim.namespace,
-        "name": claim.name,
-        "devices": [device_to_json(d) for d in claim.devices],
-    }
-
-
 class DriverState:
-    """Prepared claims in memory, optionally persisted to ``path``.
+    """Prepared claims in memory, optionally persisted under the state directory ``directory``.
 
-    The file is rewritten whole on every save (as the reference driver's checkpoint
-    is), but the text of each claim is kept between saves and only changed claims are
-    encoded again, so a save costs the bytes copied rather than re-encoding every claim.
+    :meth:`save` writes the file of every claim set since the previous save and deletes
+    the file of every claim removed; the other claims' files are not touched.
     """
 
-    def __init__(self, driver: str, path: Path | None, *, sync: bool = True) -> None:
+    def __init__(self, driver: str, directory: Path | None, *, sync: bool = True) -> None:
         self.driver = driver
-        self.path = path
+        self.directory = directory
         self.sync = sync
         self.claims: PreparedClaims = PreparedClaims()
-        self._sorted: list[str] = []  # the UIDs written, sorted
-        self._texts: list[bytes] = []  # their member texts (ASCII), in the same order
-        self._head_text: tuple[str, bytes] | None = None  # (driver, the file with no claims)
+
+    @property
+    def claims_dir(self) -> Path | None:
+        """Where the claim files are (None: not persisted)."""
+        return None if self.directory is None else self.directory / CLAIMS_DIR
 
     @classmethod
-    def load(cls, driver: str, path: Path | None, *, sync: bool = True) -> DriverState:
-        """Read the file if it exists (no file = nothing prepared); bad content raises CheckpointError.
+    def load(cls, driver: str, directory: Path | None, *, sync: bool = True) -> DriverState:
+        """Read the claim files (none = nothing prepared); migrate an old ``checkpoint.json``.
 
-        ``sync`` is whether later saves fsync.
+        Bad content raises :class:`CheckpointError` naming the file. ``sync`` is whether
+        later saves fsync.
         """
-        state = cls(driver, path, sync=sync)
-        if path is None or not path.exists():
+        state = cls(driver, directory, sync=sync)
+        if directory is None:
             return state
-        try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-            if doc.get("kind") != KIND or doc.get("apiVersion") != API_VERSION:
-                msg = f"expected kind {KIND} apiVersion {API_VERSION}"
-                raise ValueError(msg)
-            for uid, entry in (doc.get("preparedClaims") or {}).items():
-                state.claims[uid] = PreparedClaim(
-                    namespace=str(entry["namespace"]),
-                    name=str(entry["name"]),
-                    devices=tuple(device_from_json(d) for d in entry.get("devices") or ()),
-                )
-        except (ValueError, KeyError, TypeError, AttributeError) as err:
-            raise CheckpointError(f"{path}: fake driver checkpoint is corrupted: {err}") from err
+        legacy = directory / LEGACY_FILE
+        migrating = legacy.exists()
+        if migrating:
+            state.claims.update(read_legacy_file(legacy))
+        state.claims.update(read_claims_dir(directory / CLAIMS_DIR))
+        if migrating:
+            state.save(every_claim=True)
+            os.unlink(legacy)
+            if sync:
+                fsync_directory(directory)
+        state.claims.take_changed()
         return state
 
-    def save(self) -> None:
-        """Write the file atomically (no-op without a path)."""
-        if self.path is None:
+    def save(self, *, every_claim: bool = False) -> None:
+        """Write the changed claims' files and delete the removed ones' (no-op without a directory).
+
+        ``every_claim`` writes every claim's file (migration).
+        """
+        changed = self.claims.take_changed()
+        folder = self.claims_dir
+        if folder is None:
             return
-        atomic_write_bytes(self.path, self.encode(), durable=True, sync=self.sync)
-
-    def encode(self) -> bytes:
-        """The file content: what ``write_json_atomic`` writes for :meth:`to_json`, byte for byte."""
-        claims = self.claims
-        uids, texts = self._sorted, self._texts
-        for uid in claims.take_changed():
-            claim = claims.get(uid)
-            position = bisect.bisect_left(uids, uid)
-            known = position < len(uids) and uids[position] == uid
+        if every_claim:
+            changed |= set(self.claims)
+        for uid in sorted(changed):
+            path = folder / claim_file_name(uid)
+            claim = self.claims.get(uid)
             if claim is None:
-                if known:
-                    del uids[position], texts[position]
-            elif known:
-                texts[position] = _member_text(uid, claim)
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(path)
             else:
-                uids.insert(position, uid)
-                texts.insert(position, _member_text(uid, claim))
-        if self._head_text is None or self._head_text[0] != self.driver:
-            head = dumps_indented(self._head())
-            assert head.endswith("{}\n}")
-            self._head_text = (self.driver, head.encode())
-        head_bytes = self._head_text[1]
-        if not uids:
-            return head_bytes + b"\n"
-        return b"".join((head_bytes[:-4], b"{\n", b",\n".join(texts), b"\n  }\n}\n"))
-
-    def _head(self) -> dict[str, Any]:
-        return {"apiVersion": API_VERSION, "kind": KIND, "driver": self.driver, "preparedClaims": {}}
+                # durable=False: the directory is fsynced once below, not once per file.
+                blob = claim_file_bytes(self.driver, uid, claim)
+                atomic_write_bytes(path, blob, durable=False, sync=self.sync)
+        if self.sync and changed:
+            fsync_directory(folder)  # the renames and removals
 
     def to_json(self) -> dict[str, Any]:
-        """The file content."""
-        doc = self._head()
-        doc["preparedClaims"] = {uid: _claim_json(c) for uid, c in sorted(self.claims.items())}
-        return doc
+        """Every prepared claim as its file's document, by UID (sorted)."""
+        return {uid: claim_document(self.driver, uid, c) for uid, c in sorted(self.claims.items())}
 
     def holder_of(self, pool: str, device: str, share_id: str | None, *, except_uid: str) -> str | None:
         """The UID of another prepared claim using this device (and share), if any."""
@@ -243,3 +272,68 @@ class DriverState:
             if uid != except_uid:
                 return uid
         return None
+
+
+def _claim_from_json(entry: Any) -> PreparedClaim:
+    return PreparedClaim(
+        namespace=str(entry["namespace"]),
+        name=str(entry["name"]),
+        devices=tuple(device_from_json(d) for d in entry.get("devices") or ()),
+    )
+
+
+def _corrupt(path: Path, err: object) -> CheckpointError:
+    return CheckpointError(f"{path}: fake driver checkpoint is corrupted: {err}")
+
+
+def read_claim_file(path: Path) -> tuple[str, PreparedClaim]:
+    """One claim file: ``(uid, claim)``; a bad file raises :class:`CheckpointError`."""
+    try:
+        doc = json.loads(path.read_bytes())
+        if not isinstance(doc, dict):
+            msg = f"expected a JSON object, got {type(doc).__name__}"
+            raise ValueError(msg)
+        if doc.get("kind") != CLAIM_KIND or doc.get("apiVersion") != API_VERSION:
+            msg = f"expected kind {CLAIM_KIND} apiVersion {API_VERSION}"
+            raise ValueError(msg)
+        uid = doc["uid"]
+        if not isinstance(uid, str) or claim_file_name(uid) != path.name:
+            expected = claim_file_name(str(uid))
+            msg = f"uid {uid!r} does not belong in a file named {path.name!r} (expected {expected!r})"
+            raise ValueError(msg)
+        return uid, _claim_from_json(doc)
+    except OSError as err:
+        raise CheckpointError(f"{path}: cannot read fake driver checkpoint: {err.strerror or err}") from None
+    except (ValueError, KeyError, TypeError, AttributeError) as err:
+        raise _corrupt(path, err) from None
+
+
+def read_claims_dir(folder: Path) -> dict[str, PreparedClaim]:
+    """Every claim file in ``folder`` by UID (a missing folder: none); temp files are skipped."""
+    try:
+        names = sorted(os.listdir(folder))
+    except FileNotFoundError:
+        return {}
+    except NotADirectoryError:
+        raise _corrupt(folder, "not a directory") from None
+    claims: dict[str, PreparedClaim] = {}
+    for name in names:
+        if name.startswith("."):
+            continue  # a temporary file of an interrupted write
+        uid, claim = read_claim_file(folder / name)
+        claims[uid] = claim
+    return claims
+
+
+def read_legacy_file(path: Path) -> dict[str, PreparedClaim]:
+    """The claims of an old single-file ``checkpoint.json``; a bad file raises :class:`CheckpointError`."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        if doc.get("kind") != LEGACY_KIND or doc.get("apiVersion") != API_VERSION:
+            msg = f"expected kind {LEGACY_KIND} apiVersion {API_VERSION}"
+            raise ValueError(msg)
+        return {str(uid): _claim_from_json(entry) for uid, entry in (doc.get("preparedClaims") or {}).items()}
+    except OSError as err:
+        raise CheckpointError(f"{path}: cannot read fake driver checkpoint: {err.strerror or err}") from None
+    except (ValueError, KeyError, TypeError, AttributeError) as err:
+        raise _corrupt(path, err) from None

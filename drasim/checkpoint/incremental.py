@@ -114,10 +114,17 @@ class IncrementalEncoder:
         self._suffix = suffix.encode("utf-8")
         self._escaped_prefix = _escaped(prefix)
         self._escaped_suffix = _escaped(suffix)
+        self._head = b'{"Data":"' + self._escaped_prefix
         self._prefix_crc = zlib.crc32(self._prefix)
         self._blocks: list[_Block] = []
         self._firsts: list[_SortKey] = []
         self._where: dict[str, _SortKey] = {}
+        # What the previous encode_pieces() computed for the leading blocks, kept while they
+        # are unchanged: the pieces (head, block 0, ",", block 1, ...) and, per block, the
+        # CRC-32 of the Data text up to and including it. ``_clean`` leading blocks are valid.
+        self._pieces: list[bytes] = [self._head]
+        self._chain: list[int] = []
+        self._clean = 0
 
     def __len__(self) -> int:
         return len(self._where)
@@ -151,6 +158,7 @@ class IncrementalEncoder:
         position = bisect.bisect_left(block.keys, sort_key)
         assert block.keys[position] == sort_key
         del block.keys[position], block.inner[position], block.escaped[position], block.items[position]
+        self._clean = min(self._clean, index)
         if not block.keys:
             del self._blocks[index], self._firsts[index]
             return
@@ -173,8 +181,10 @@ class IncrementalEncoder:
         if not self._blocks:
             self._blocks.append(_Block([sort_key], [inner], [escaped], [item]))
             self._firsts.append(sort_key)
+            self._clean = 0
             return
         index = self._block_index(sort_key)
+        self._clean = min(self._clean, index)
         block = self._blocks[index]
         position = bisect.bisect_left(block.keys, sort_key)
         block.keys.insert(position, sort_key)
@@ -197,22 +207,38 @@ class IncrementalEncoder:
 
     def encode(self) -> bytes:
         """The file bytes (``{"Data":...,"Checksum":...}``) for the entries held."""
-        parts = [b'{"Data":"', self._escaped_prefix]
-        checksum = self._prefix_crc
+        return b"".join(self.encode_pieces())
+
+    def encode_pieces(self) -> list[bytes]:
+        """The file bytes as pieces to write one after the other (e.g. with ``os.writev``).
+
+        Their concatenation is :meth:`encode`; a block of unchanged entries is a piece of
+        its own, kept between calls, so a write copies no bytes before the kernel does.
+        The pieces and running checksums of the blocks before the first changed one are
+        reused from the previous call.
+        """
+        blocks, pieces, chain = self._blocks, self._pieces, self._chain
+        clean = min(self._clean, len(blocks))
+        del pieces[2 * clean if clean else 1 :], chain[clean:]
+        checksum = chain[-1] if chain else self._prefix_crc
         fast = crc.AVAILABLE
-        for number, block in enumerate(self._blocks):
+        combine = crc.combine
+        for number in range(clean, len(blocks)):
+            block = blocks[number]
             inner = block.inner_text()
             if number:
-                parts.append(b",")
-            parts.append(block.escaped_text())
+                pieces.append(b",")
+            pieces.append(block.escaped_text())
             if fast:
                 lead = number > 0
-                checksum = crc.combine(checksum, block.crc(lead=lead), len(inner) + lead)
+                checksum = combine(checksum, block.crc(lead=lead), len(inner) + lead)
             else:
                 if number:
                     checksum = zlib.crc32(b",", checksum)
                 checksum = zlib.crc32(inner, checksum)
+            chain.append(checksum)
+        self._clean = len(blocks)
         checksum = zlib.crc32(self._suffix, checksum)
-        parts.append(self._escaped_suffix)
-        parts.append(b'","Checksum":%d}' % checksum)
-        return b"".join(parts)
+        out = pieces.copy()
+        out.append(self._escaped_suffix + b'","Checksum":%d}' % checksum)
+        return out

@@ -10,14 +10,30 @@ sequence are unchanged, so readers and a killed writer still see the old or the 
 only an operating-system crash or power loss could lose the write. Scenario runs use that
 (see ``drasim run --fsync``).
 
+A write hands the encoded pieces to one ``os.writev`` (no joined copy of the file in
+Python). Without fsync the store also recycles the replaced file: before the rename it
+keeps the current file under a second name, ``.dra_manager_state.spare-<random>``, and
+the next write overwrites that inode (``ftruncate`` to the new size) as its temporary
+file instead of creating a new one. On tmpfs a new file costs a page allocation per
+4 KiB and the replaced one a free, three to four times the copy itself, and the kubelet
+rewrites its whole file three times per pod. A spare is only overwritten while it has no
+other name (``st_nlink == 1``), so two stores on one file never write into each other's
+current file. Readers that go through a :class:`FileCheckpointStore` (``drasim
+checkpoint``, scenario checks) take the same per-file lock as writers of this process; a
+reader in another process that keeps the file open across two further writes could see
+it change, which a fresh temporary file rules out (``fsync=True``, as a real node).
+
 Only :mod:`pathlib` and :mod:`os` touch the disk, so the store works
 under pyfakefs.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
 import threading
+import types
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,7 +42,7 @@ from drasim.checkpoint import codec
 from drasim.checkpoint.codec import CheckpointFormat, DecodedCheckpoint
 from drasim.checkpoint.incremental import IncrementalEncoder
 from drasim.errors import CheckpointError, CorruptCheckpointError
-from drasim.fsutil import atomic_write_bytes
+from drasim.fsutil import create_temp_file, fsync_directory
 from drasim.interfaces import NullRecorder, Recorder
 from drasim.state import ClaimInfoState
 
@@ -65,11 +81,13 @@ class FileCheckpointStore:
         write_share_id: bool = True,
         fsync: bool = True,
     ) -> None:
+        self._spare: str | None = None  # the replaced file, kept for the next write (no fsync)
+        self._spare_pieces: list[bytes] | None = None  # what the spare holds, as written
+        self._current: tuple[_Identity, list[bytes]] | None = None  # the file as written, its pieces
         self.path = Path(path)
         self.write_share_id = write_share_id
         self.fsync = fsync
         self._recorder: Recorder = recorder if recorder is not None else NullRecorder()
-        self._lock = threading.Lock()
         # What store_changes() last wrote for its caller: the encoded entries and the
         # caller's token. Another caller, a plain store() or a failed update starts over.
         self._memo: IncrementalEncoder | None = None
@@ -84,6 +102,9 @@ class FileCheckpointStore:
     def path(self, value: str | os.PathLike[str]) -> None:
         self._path = Path(value)
         self._path_text = os.fspath(self._path)  # for every write, without pathlib's per-call cost
+        self._dir_text = os.path.dirname(self._path_text) or os.curdir
+        self._lock = _file_lock(self._path_text)
+        self._drop_spare()
 
     def load(self, *, verify: bool = True) -> DecodedCheckpoint:
         """Read and decode the file (either format) for inspection.
@@ -151,8 +172,8 @@ class FileCheckpointStore:
                 self._memo = self._memo_owner = None
                 raise
             self._memo, self._memo_owner = memo, owner
-            blob = memo.encode()
-            self._write_blob(blob, memo.items() if len(memo) <= JOURNAL_ENTRIES_LIMIT else len(memo))
+            pieces = memo.encode_pieces()
+            self._write_pieces(pieces, memo.items() if len(memo) <= JOURNAL_ENTRIES_LIMIT else len(memo))
 
     def _read(self) -> bytes:
         try:
@@ -174,21 +195,202 @@ class FileCheckpointStore:
         items = codec.entries_to_json(entries, share_id=self.write_share_id)
         blob = codec.envelope(codec.data_from_items(items))
         listed = items or []
-        self._write_blob(blob, listed if len(listed) <= JOURNAL_ENTRIES_LIMIT else len(listed))
+        self._write_pieces([blob], listed if len(listed) <= JOURNAL_ENTRIES_LIMIT else len(listed))
 
-    def _write_blob(self, blob: bytes, shown: list[dict[str, Any]] | int) -> None:
-        """Replace the file with ``blob``; journal the entries ``shown`` (or their number)."""
+    def _write_pieces(self, pieces: list[bytes], shown: list[dict[str, Any]] | int) -> None:
+        """Replace the file with ``pieces`` joined; journal the entries ``shown`` (or their number)."""
+        size = sum(map(len, pieces))
         try:
-            _atomic_write(self._path_text, blob, sync=self.fsync)
+            if self.fsync:
+                self._replace_durably(pieces)
+            else:
+                self._replace_recycling(pieces, size)
         except OSError as err:
             raise CheckpointError(f"{self.path}: cannot write checkpoint: {err.strerror or err}") from None
         if not isinstance(self._recorder, NullRecorder):
-            self._recorder.record("checkpoint", path=self._path_text, entries=shown, size=len(blob))
+            self._recorder.record("checkpoint", path=self._path_text, entries=shown, size=size)
+
+    def _replace_durably(self, pieces: list[bytes]) -> None:
+        """A new ``.<random>`` temp file: write, fsync, rename over the target, fsync the directory."""
+        self._current = None
+        fd, tmp = _create_temp(self._dir_text, ".")
+        try:
+            try:
+                _write_all(fd, pieces)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, self._path_text)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        fsync_directory(self._dir_text)
+
+    def _replace_recycling(self, pieces: list[bytes], size: int) -> None:
+        """Write into the spare (or a new temp file), keep the current file as the next spare, rename.
+
+        The spare holds what this store wrote two writes ago; the leading pieces it already
+        holds at the same offsets (the very same ``bytes`` objects: unchanged blocks of
+        entries) are not written again.
+        """
+        fd, tmp, held = self._open_spare()
+        fresh = fd < 0
+        if fresh:
+            fd, tmp = _create_temp(self._dir_text, ".")
+        spare: str | None = None
+        try:
+            try:
+                skip, offset = _common_prefix(pieces, held)
+                if offset:
+                    os.lseek(fd, offset, os.SEEK_SET)
+                _write_all(fd, pieces[skip:])
+                if not fresh:
+                    os.ftruncate(fd, size)
+                ident = _identity(os.fstat(fd))
+            finally:
+                os.close(fd)
+            spare, spare_pieces = self._link_current()
+            os.replace(tmp, self._path_text)
+        except BaseException:
+            for name in (tmp, spare):
+                if name is not None:
+                    with contextlib.suppress(OSError):
+                        os.unlink(name)
+            raise
+        self._spare, self._spare_pieces = spare, spare_pieces
+        self._current = (ident, pieces)
+
+    def _open_spare(self) -> tuple[int, str, list[bytes] | None]:
+        """The spare opened for writing and the pieces it holds, or ``(-1, "", None)``: none to reuse."""
+        spare, held = self._spare, self._spare_pieces
+        self._spare = self._spare_pieces = None
+        if spare is None:
+            return -1, "", None
+        try:
+            fd = os.open(spare, _SPARE_FLAGS)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(spare)
+            return -1, "", None
+        try:
+            info = os.fstat(fd)
+            if info.st_nlink == 1:  # only our name: nobody else can see it
+                if info.st_mode & 0o777 != 0o600:  # a target someone else created
+                    os.fchmod(fd, 0o600)
+                return fd, spare, held
+        except OSError:
+            pass
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(spare)
+        return -1, "", None
+
+    def _link_current(self) -> tuple[str | None, list[bytes] | None]:
+        """A second name for the current file, to become the spare once it is replaced.
+
+        Returns the name and, when the file is the one this store wrote last, unchanged
+        since, its pieces.
+        """
+        name = f"{self._dir_text}/.{os.path.basename(self._path_text)}.spare-{secrets.token_hex(5)}"
+        try:
+            os.link(self._path_text, name)
+        except OSError:  # the first write (no file), or no hard links here: a new file next time
+            return None, None
+        current, self._current = self._current, None
+        try:
+            if current is not None and _identity(os.stat(name)) == current[0]:
+                return name, current[1]
+        except OSError:
+            pass
+        return name, None  # replaced or rewritten by someone else since: write the spare in full
+
+    def _drop_spare(self) -> None:
+        spare, self._spare = self._spare, None
+        self._spare_pieces = self._current = None
+        if spare is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(spare)
 
 
-def _atomic_write(path: str, blob: bytes, *, sync: bool = True) -> None:
-    """Write ``blob`` to ``path`` via ``.<random>`` in the same directory, fsync, rename, fsync dir.
+_SPARE_FLAGS = os.O_WRONLY | getattr(os, "O_CLOEXEC", 0)
 
-    ``sync=False`` leaves out both fsyncs.
+
+def _iov_max() -> int:
+    try:
+        return max(16, min(os.sysconf("SC_IOV_MAX"), 1024))
+    except (AttributeError, ValueError, OSError):
+        return 16
+
+
+_IOV_MAX = _iov_max()
+_LOCKS: dict[str, threading.Lock] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+def _file_lock(path: str) -> threading.Lock:
+    """One lock per checkpoint file in this process, shared by every store on it."""
+    key = os.path.abspath(path)
+    with _LOCKS_GUARD:
+        lock = _LOCKS.get(key)
+        if lock is None:
+            lock = _LOCKS[key] = threading.Lock()
+        return lock
+
+
+_Identity = tuple[int, int, int, int]
+
+
+def _identity(info: os.stat_result) -> _Identity:
+    """Which file, and whether it changed since: device, inode, size, modification time (ns).
+
+    A file rewritten in place by someone else (``Path.write_bytes``, as the
+    ``corruptCheckpoint`` step does) keeps its inode but not its modification time.
     """
-    atomic_write_bytes(path, blob, durable=True, sync=sync, temp_prefix=".")
+    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns
+
+
+def _common_prefix(pieces: list[bytes], held: list[bytes] | None) -> tuple[int, int]:
+    """How many leading ``pieces`` are the very objects ``held`` starts with, and their bytes."""
+    count = offset = 0
+    if held is not None:
+        for new, old in zip(pieces, held, strict=False):
+            if new is not old:
+                break
+            count += 1
+            offset += len(new)
+    return count, offset
+
+
+def _create_temp(directory: str, prefix: str) -> tuple[int, str]:
+    try:
+        return create_temp_file(directory, prefix)
+    except FileNotFoundError:
+        os.makedirs(directory, exist_ok=True)
+        return create_temp_file(directory, prefix)
+
+
+def _write_all(fd: int, pieces: list[bytes]) -> None:
+    """Write the pieces in order: ``os.writev`` (batches of at most IOV_MAX), resumed after short writes.
+
+    Where ``os`` is not the real module (pyfakefs in tests), the pieces are joined and
+    written with ``os.write``.
+    """
+    if len(pieces) == 1 or not isinstance(os, types.ModuleType) or not hasattr(os, "writev"):
+        view = memoryview(pieces[0] if len(pieces) == 1 else b"".join(pieces))
+        while view:
+            view = view[os.write(fd, view) :]
+        return
+    pending: list[bytes | memoryview] = [piece for piece in pieces if piece]
+    start = 0
+    while start < len(pending):
+        batch = pending[start : start + _IOV_MAX]
+        written = os.writev(fd, batch)
+        if written <= 0:
+            raise OSError(5, "writev wrote nothing")
+        for piece in batch:
+            if written < len(piece):
+                pending[start] = memoryview(piece)[written:]
+                break
+            written -= len(piece)
+            start += 1

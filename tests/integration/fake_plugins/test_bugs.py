@@ -28,7 +28,7 @@ def test_forgets_state(make_driver, wire, claim, env):
     driver = make_driver(behaviour=buggy("forgets-state"))
     c = claim("gpu", "uid-1")
     wire(driver).prepare(c)
-    assert not (env.plugin / "checkpoint.json").exists()
+    assert not (env.plugin / "prepared-claims").exists()
     driver.restart()
     assert driver.prepared_claims() == {}
     assert wire(driver).unprepare(c).claims["uid-1"].error == ""

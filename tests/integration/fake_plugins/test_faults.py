@@ -9,6 +9,7 @@ import pytest
 
 from drasim._proto.dra.v1 import api_pb2 as dra_v1
 from fake_plugins import Behaviour, PluginFault
+from fake_plugins.state import read_claims_dir
 
 
 def behaviour(*faults: dict) -> Behaviour:
@@ -226,7 +227,7 @@ def test_crash_before_side_effects_in_process(make_driver, wire, claim, env):
     assert (env.plugin / "dra.sock").is_socket()  # stale, nobody listening
     assert (env.registry / "gpu.example.com-reg.sock").is_socket()
     assert env.cdi_files() == []
-    assert not (env.plugin / "checkpoint.json").exists()
+    assert not (env.plugin / "prepared-claims").exists()
     assert driver.calls[-1].code == "CRASHED"
 
 
@@ -237,7 +238,7 @@ def test_crash_after_state_write_then_restart_returns_same_devices(make_driver, 
     assert driver.stopped.wait(5)
     assert driver.crashed.is_set()
     assert env.cdi_files() == ["gpu.example.com-claim_uid-1.json"]
-    assert list(env.read_json(env.plugin / "checkpoint.json")["preparedClaims"]) == ["uid-1"]
+    assert list(read_claims_dir(env.plugin / "prepared-claims")) == ["uid-1"]
     driver.start()
     w = wire(driver)
     assert w.devices(w.prepare(c), "uid-1") == [(("gpu",), "node-1", "gpu-2", ("gpu.example.com/gpu=gpu-2",))]

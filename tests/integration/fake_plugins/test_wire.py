@@ -84,14 +84,18 @@ def test_prepare_and_unprepare(make_driver, wire, claim, env, version):
     assert spec["kind"] == "gpu.example.com/gpu"
     assert [d["name"] for d in spec["devices"]] == ["gpu-1", "gpu-2"]
     assert "DRA_CLAIM_UID=uid-1" in spec["devices"][0]["containerEdits"]["env"]
-    checkpoint = env.read_json(env.plugin / "checkpoint.json")
-    assert list(checkpoint["preparedClaims"]) == ["uid-1"]
+    state_file = env.plugin / "prepared-claims" / "uid-1.json"
+    checkpoint = env.read_json(state_file)
+    assert checkpoint["kind"] == "FakeDriverPreparedClaim"
+    assert (checkpoint["uid"], checkpoint["name"]) == ("uid-1", "gpu")
+    assert [d["deviceName"] for d in checkpoint["devices"]] == ["gpu-1", "gpu-2"]
+    assert sorted(p.name for p in state_file.parent.iterdir()) == ["uid-1.json"]
     assert set(driver.prepared_claims()) == {"uid-1"}
 
     reply = w.unprepare(c, version=version)
     assert reply.claims["uid-1"].error == ""
     assert not spec_file.exists()
-    assert env.read_json(env.plugin / "checkpoint.json")["preparedClaims"] == {}
+    assert list(state_file.parent.iterdir()) == []
     expected_method = V1_PREPARE if version == "v1" else V1BETA1_PREPARE
     assert driver.calls_to("NodePrepareResources")[0].method == expected_method
 
@@ -161,14 +165,15 @@ def test_repeated_prepare_and_restart_are_idempotent(make_driver, wire, claim, e
     driver = make_driver()
     c = claim("gpu", "uid-1", (("gpu", "gpu-3"),))
     first = wire(driver).prepare(c)
-    checkpoint = (env.plugin / "checkpoint.json").read_bytes()
+    state_file = env.plugin / "prepared-claims" / "uid-1.json"
+    checkpoint = state_file.read_bytes()
     assert wire(driver).prepare(c) == first
-    assert (env.plugin / "checkpoint.json").read_bytes() == checkpoint
+    assert state_file.read_bytes() == checkpoint
 
     driver.restart()
     assert set(driver.prepared_claims()) == {"uid-1"}
     assert wire(driver).prepare(c) == first
-    assert (env.plugin / "checkpoint.json").read_bytes() == checkpoint
+    assert state_file.read_bytes() == checkpoint
 
 
 def test_unprepare_after_restart_removes_spec_prepared_before(make_driver, wire, claim, env):

@@ -199,7 +199,8 @@ def test_store_changes_writes_what_store_writes(tmp_path) -> None:
     owner = object()
     current = {s.key: s for s in (_state(i) for i in range(5))}
     store.store_changes(owner, {}, lambda: list(current.values()))  # first call: everything
-    assert path.read_bytes() == codec.encode(list(current.values()))
+    first = codec.encode(list(current.values()))
+    assert path.read_bytes() == first
     replaced = _state(2)
     replaced.claim_uid = "uid-new"  # replaced under the same key, new UID
     current["default/claim-2"] = replaced
@@ -212,7 +213,12 @@ def test_store_changes_writes_what_store_writes(tmp_path) -> None:
     }
     store.store_changes(owner, changes, lambda: pytest.fail("must not re-read every entry"))
     assert path.read_bytes() == codec.encode(list(current.values()))
-    assert [tmp.name for tmp in tmp_path.iterdir()] == ["dra_manager_state"]
+    # Without fsync the replaced file is kept as the next write's temp file: no other leftovers.
+    names = sorted(tmp.name for tmp in tmp_path.iterdir())
+    assert len(names) == 2, names
+    assert names[0].startswith(".dra_manager_state.spare-"), names
+    assert names[1] == "dra_manager_state"
+    assert (tmp_path / names[0]).read_bytes() == first
 
 
 def test_store_changes_starts_over_after_another_writer(tmp_path) -> None:
@@ -283,3 +289,108 @@ def test_store_changes_with_awkward_names(tmp_path_factory, names) -> None:
         current[state.key] = state
         store.store_changes(owner, {state.key: state}, lambda: pytest.fail("full re-encode"))
         assert path.read_bytes() == codec.encode(list(current.values()))
+
+
+@pytest.mark.parametrize("fsync", [True, False])
+def test_short_writev_calls_and_small_iov_batches_write_every_byte(tmp_path, monkeypatch, fsync) -> None:
+    from drasim.checkpoint import store as store_module
+
+    real_writev = os.writev
+    calls: list[int] = []
+
+    def short_writev(fd: int, buffers) -> int:  # the kernel may write less than asked
+        calls.append(len(buffers))
+        joined = b"".join(bytes(b) for b in buffers)
+        return real_writev(fd, [joined[:7]])
+
+    monkeypatch.setattr(store_module.os, "writev", short_writev)
+    monkeypatch.setattr(store_module, "_IOV_MAX", 3)
+    path = tmp_path / "dra_manager_state"
+    store = FileCheckpointStore(path, fsync=fsync)
+    states = [_state(i) for i in range(300)]  # several blocks: several pieces
+    owner = object()
+    store.store_changes(owner, {}, lambda: states[:200])
+    store.store_changes(owner, {s.key: s for s in states[200:]}, lambda: pytest.fail("full"))
+    assert path.read_bytes() == codec.encode(states)
+    assert calls
+    assert max(calls) <= 3
+
+
+@SETTINGS
+@given(steps=st.lists(st.tuples(st.booleans(), st.integers(0, 40)), min_size=1, max_size=25))
+def test_recycling_writes_give_the_full_encoding_after_every_write(tmp_path_factory, steps) -> None:
+    """Without fsync a write skips the leading blocks the recycled file already holds: never wrong bytes.
+
+    Two stores write the same file in turn now and then (as two kubelet instances of one
+    scenario could): a spare that another store's write made stale must be written in full.
+    """
+    path = tmp_path_factory.mktemp("recycle") / "dra_manager_state"
+    stores = [FileCheckpointStore(path, fsync=False), FileCheckpointStore(path, fsync=False)]
+    owners = [object(), object()]
+    current: dict[str, ClaimInfoState] = {}
+    pending: list[dict[str, ClaimInfoState | None]] = [{}, {}]
+    for number, (other, index) in enumerate(steps):
+        state = _state(index)
+        if state.key in current and number % 3 == 0:
+            del current[state.key]
+            change: ClaimInfoState | None = None
+        else:
+            state.pod_uids = {f"pod-{number}"}
+            current[state.key] = change = state
+        for waiting in pending:
+            waiting[state.key] = change
+        writer = 1 if other else 0
+        stores[writer].store_changes(owners[writer], pending[writer], lambda: list(current.values()))
+        pending[writer] = {}
+        assert path.read_bytes() == codec.encode(list(current.values()))
+    names = [p.name for p in path.parent.iterdir()]
+    assert len(names) <= 3, names  # the file and at most one spare per store
+
+
+def test_a_recycling_write_skips_the_unchanged_leading_blocks(tmp_path, monkeypatch) -> None:
+    from drasim.checkpoint import store as store_module
+
+    written: list[int] = []
+    real_writev = os.writev
+
+    def counting_writev(fd: int, buffers) -> int:
+        count = real_writev(fd, buffers)
+        written.append(count)
+        return count
+
+    monkeypatch.setattr(store_module.os, "writev", counting_writev)
+    path = tmp_path / "dra_manager_state"
+    store = FileCheckpointStore(path, fsync=False)
+    states = {s.key: s for s in (_state(i) for i in range(1000))}
+    owner = object()
+    store.store_changes(owner, {}, lambda: list(states.values()))
+    last = max(states, key=lambda key: (states[key].namespace, states[key].claim_name))
+    for number in range(2):  # change the last entry: every block before it is the same
+        changed = states[last].clone()
+        changed.pod_uids = {f"other-{number}"}
+        states[last] = changed
+        written.clear()
+        store.store_changes(owner, {last: changed}, lambda: pytest.fail("incremental"))
+        assert path.read_bytes() == codec.encode(list(states.values()))
+    assert sum(written) < os.path.getsize(path) // 2  # the second write reused most of the spare
+
+
+@pytest.mark.parametrize("damage", ["same-size", "truncated"])
+def test_a_checkpoint_rewritten_in_place_by_someone_else_is_not_trusted_as_a_spare(tmp_path, damage) -> None:
+    """corruptCheckpoint rewrites the file in place (same inode): later writes must still be whole."""
+    path = tmp_path / "dra_manager_state"
+    store = FileCheckpointStore(path, fsync=False)
+    states = {s.key: s for s in (_state(i) for i in range(600))}
+    owner = object()
+    store.store_changes(owner, {}, lambda: list(states.values()))
+    store.store_changes(owner, {}, lambda: pytest.fail("incremental"))
+    blob = path.read_bytes()
+    damaged = blob[:10] + b"X" * (len(blob) - 20) + blob[-10:] if damage == "same-size" else blob[:100]
+    path.write_bytes(damaged)  # in place: the inode stays, as the corruptCheckpoint step does
+    last = sorted(states)[-1]
+    for number in range(3):  # the damaged inode becomes the spare, then the next temp file
+        changed = states[last].clone()
+        changed.pod_uids = {f"other-{number}"}
+        states[last] = changed
+        store.store_changes(owner, {last: changed}, lambda: pytest.fail("incremental"))
+        assert path.read_bytes() == codec.encode(list(states.values())), number

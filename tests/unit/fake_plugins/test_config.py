@@ -17,7 +17,7 @@ def test_config_defaults_follow_the_helper_layout():
     config = FakeDriverConfig()
     assert str(config.plugin_path) == "/var/lib/kubelet/plugins/gpu.example.com/dra.sock"
     assert str(config.registration_path) == "/var/lib/kubelet/plugins_registry/gpu.example.com-reg.sock"
-    assert str(config.state_path) == "/var/lib/kubelet/plugins/gpu.example.com/checkpoint.json"
+    assert str(config.state_directory) == "/var/lib/kubelet/plugins/gpu.example.com"
     assert config.supported_versions == ["v1.DRAPlugin", "v1beta1.DRAPlugin"]
     assert config.cdi_kind == "gpu.example.com/gpu"
     assert config.device_names() == ["gpu-0", "gpu-1", "gpu-2", "gpu-3"]

@@ -105,24 +105,27 @@ def test_scripted_code_from_effects_propagates(tmp_path):
 
 
 def test_corrupted_driver_checkpoint_is_loud(tmp_path):
-    path = tmp_path / "checkpoint.json"
+    folder = tmp_path / "prepared-claims"
+    folder.mkdir()
+    path = folder / "u.json"
     path.write_text('{"kind": "Something"}')
     with pytest.raises(CheckpointError, match="fake driver checkpoint is corrupted"):
-        DriverState.load("gpu.example.com", path)
+        DriverState.load("gpu.example.com", tmp_path)
     path.write_text("not json")
     with pytest.raises(CheckpointError, match=str(path)):
-        DriverState.load("gpu.example.com", path)
+        DriverState.load("gpu.example.com", tmp_path)
 
 
 def test_checkpoint_round_trip(tmp_path):
-    state = DriverState("gpu.example.com", tmp_path / "c.json")
+    state = DriverState("gpu.example.com", tmp_path)
     from fake_plugins.state import PreparedClaim
 
     state.claims["u"] = PreparedClaim("ns", "n", (Device("p", "d", ("r",), ("k=d",), None),))
     state.save()
-    loaded = DriverState.load("gpu.example.com", tmp_path / "c.json")
+    loaded = DriverState.load("gpu.example.com", tmp_path)
     assert loaded.claims == state.claims
-    assert [p.name for p in tmp_path.iterdir()] == ["c.json"]  # no temp files left behind
+    # one file per claim, no temp files left behind
+    assert [p.name for p in (tmp_path / "prepared-claims").iterdir()] == ["u.json"]
 
 
 def test_helpers():

@@ -83,8 +83,8 @@ class WritePoints:
 
     def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
         real_open, real_fsync, real_fdopen = os.open, os.fsync, os.fdopen
-        real_write = os.write
-        real_replace, real_rename = os.replace, os.rename
+        real_write, real_writev, real_ftruncate = os.write, os.writev, os.ftruncate
+        real_replace, real_rename, real_link = os.replace, os.rename, os.link
 
         def mine(path: Any) -> bool:
             try:
@@ -110,6 +110,27 @@ class WritePoints:
             self.step("write", torn)
             return real_write(fd, data)
 
+        def fake_writev(fd: int, buffers: Any) -> int:
+            if not mine(os.readlink(f"/proc/self/fd/{fd}")):
+                return real_writev(fd, buffers)
+            payload = b"".join(bytes(b) for b in buffers)
+
+            def torn() -> None:  # a kill mid-write: half of the bytes reached the file
+                real_write(fd, payload[: len(payload) // 2])
+
+            self.step("write", torn)
+            return real_writev(fd, buffers)
+
+        def fake_ftruncate(fd: int, length: int) -> None:
+            if mine(os.readlink(f"/proc/self/fd/{fd}")):
+                self.step("truncate")
+            real_ftruncate(fd, length)
+
+        def fake_link(src: Any, dst: Any, *args: Any, **kwargs: Any) -> None:
+            if mine(dst):
+                self.step("link")
+            real_link(src, dst, *args, **kwargs)
+
         def fake_fsync(fd: Any) -> None:
             self.step("fsync")
             real_fsync(fd)
@@ -131,6 +152,9 @@ class WritePoints:
         monkeypatch.setattr(os, "fsync", fake_fsync)
         monkeypatch.setattr(os, "fdopen", fake_fdopen)
         monkeypatch.setattr(os, "write", fake_write)
+        monkeypatch.setattr(os, "writev", fake_writev)
+        monkeypatch.setattr(os, "ftruncate", fake_ftruncate)
+        monkeypatch.setattr(os, "link", fake_link)
         monkeypatch.setattr(os, "replace", fake_replace)
         monkeypatch.setattr(os, "rename", fake_rename)
 
@@ -292,3 +316,141 @@ def test_a_leftover_temp_file_from_a_kill_does_not_disturb_the_next_start(state_
     assert store.get_or_create() == OLD
     store.store(NEW)
     assert entries_of(path.read_bytes()) == NEW
+
+
+# ----- store_changes: os.writev of the pieces; without fsync, the recycled spare file --------
+
+BIGGER = [claim(i) for i in range(6)]  # the spare holds more bytes than NEW: truncated
+
+
+def _changes(states: list[ClaimInfoState]) -> dict[str, ClaimInfoState | None]:
+    return {state.key: state for state in states}
+
+
+def _prepare_store(directory: Path, fsync: bool) -> tuple[FileCheckpointStore, object, bytes]:
+    """A store that wrote BIGGER then OLD through store_changes: without fsync it holds a spare."""
+    store = FileCheckpointStore(directory / STATE_FILE, fsync=fsync)
+    owner = object()
+    store.store_changes(owner, {}, lambda: BIGGER)
+    removed: dict[str, ClaimInfoState | None] = {s.key: None for s in BIGGER if s.key != OLD[0].key}
+    store.store_changes(owner, removed, lambda: pytest.fail("incremental"))
+    return store, owner, (directory / STATE_FILE).read_bytes()
+
+
+def _write_new(store: FileCheckpointStore, owner: object) -> None:
+    store.store_changes(owner, _changes(NEW), lambda: pytest.fail("incremental"))
+
+
+def _steps_of_store_changes(directory: Path, monkeypatch: pytest.MonkeyPatch, fsync: bool) -> list[str]:
+    store, owner, _ = _prepare_store(directory, fsync)
+    points = WritePoints(directory.resolve(), None, "kill")
+    with monkeypatch.context() as patch:
+        points.install(patch)
+        _write_new(store, owner)
+    restore_dir(directory, {})
+    return points.steps
+
+
+@pytest.mark.parametrize("fsync", [True, False], ids=["fsync", "recycling"])
+def test_store_changes_write_points(state_dir: Path, monkeypatch: pytest.MonkeyPatch, fsync: bool) -> None:
+    steps = _steps_of_store_changes(state_dir, monkeypatch, fsync)
+    if fsync:
+        assert steps == ["create", "write", "fsync", "rename", "open-dir", "fsync"], steps
+    else:  # the spare is opened (no O_CREAT), overwritten, cut to size; the current file is kept
+        assert steps == ["open-dir", "write", "truncate", "link", "rename"], steps
+
+
+@pytest.mark.parametrize("fsync", [True, False], ids=["fsync", "recycling"])
+def test_store_changes_killed_at_every_write_point_leaves_old_or_new(
+    state_dir: Path, monkeypatch: pytest.MonkeyPatch, fsync: bool
+) -> None:
+    steps = _steps_of_store_changes(state_dir, monkeypatch, fsync)
+    new_blob = codec.encode(NEW)
+    outcomes = []
+    for k in range(1, len(steps) + 1):
+        restore_dir(state_dir, {})
+        store, owner, old_blob = _prepare_store(state_dir, fsync)
+        points = WritePoints(state_dir.resolve(), k, "kill")
+        with monkeypatch.context() as patch:
+            points.install(patch)
+            with pytest.raises(Killed):
+                _write_new(store, owner)
+        assert points.snapshot is not None
+        on_disk = points.snapshot[STATE_FILE]
+        where = f"kill at step {k} ({steps[k - 1]})"
+        assert on_disk in (old_blob, new_blob), f"{where}: torn checkpoint {on_disk[:80]!r}"
+        outcomes.append("old" if on_disk == old_blob else "new")
+        restore_dir(state_dir, points.snapshot)
+        restarted = FileCheckpointStore(state_dir / STATE_FILE, fsync=fsync)
+        expected = OLD if on_disk == old_blob else NEW
+        assert restarted.get_or_create() == sorted(expected, key=codec.entry_sort_key), where
+        restarted.store_changes(object(), {}, lambda: NEW)
+        assert entries_of((state_dir / STATE_FILE).read_bytes()) == NEW, where
+    rename = steps.index("rename")
+    assert outcomes == ["old"] * (rename + 1) + ["new"] * (len(steps) - rename - 1), list(
+        zip(steps, outcomes, strict=True)
+    )
+
+
+def test_recycling_store_changes_io_error_at_every_step_keeps_a_valid_file(
+    state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    steps = _steps_of_store_changes(state_dir, monkeypatch, False)
+    for k in range(1, len(steps) + 1):
+        restore_dir(state_dir, {})
+        store, owner, _ = _prepare_store(state_dir, False)
+        points = WritePoints(state_dir.resolve(), k, "error")
+        step = steps[k - 1]
+        where = f"EIO at step {k} ({step})"
+        with monkeypatch.context() as patch:
+            points.install(patch)
+            if step in ("open-dir", "link"):
+                # Recycling is an optimisation: a spare that cannot be opened is dropped and a
+                # new temp file written; a current file that cannot be linked is not kept.
+                _write_new(store, owner)
+            else:
+                with pytest.raises(CheckpointError, match="cannot write checkpoint"):
+                    _write_new(store, owner)
+        files = read_dir(state_dir)
+        spares = sorted(name for name in files if name.startswith(f".{STATE_FILE}.spare-"))
+        assert set(files) == {STATE_FILE, *spares}, f"{where}: left behind {sorted(files)}"
+        if step == "open-dir":
+            assert entries_of(files[STATE_FILE]) == NEW, where
+            assert [entries_of(files[name]) for name in spares] == [OLD], where  # the next spare
+        elif step == "link":
+            assert entries_of(files[STATE_FILE]) == NEW, where
+            assert spares == [], where
+        else:  # the failed write's temp file (the spare it was overwriting) and its new spare are gone
+            assert entries_of(files[STATE_FILE]) == OLD, where
+            assert spares == [], where
+        # The store goes on: the next write (a new temp file when no spare is left) is whole.
+        store.store_changes(owner, {}, lambda: NEW)
+        assert entries_of((state_dir / STATE_FILE).read_bytes()) == NEW, where
+
+
+def test_a_spare_that_got_another_name_is_not_overwritten(state_dir: Path) -> None:
+    """Two stores on one file: a spare that is also another store's current file stays intact."""
+    path = state_dir / STATE_FILE
+    first = FileCheckpointStore(path, fsync=False)
+    first.store_changes(object(), {}, lambda: OLD)
+    first.store_changes(object(), {}, lambda: NEW)  # first's spare: the OLD file
+    spare = next(p for p in state_dir.iterdir() if p.name.startswith(f".{STATE_FILE}.spare-"))
+    os.link(spare, state_dir / "someone-elses-name")  # e.g. a backup hard link
+    first.store_changes(object(), {}, lambda: BIGGER)
+    assert entries_of((state_dir / "someone-elses-name").read_bytes()) == OLD
+    assert entries_of(path.read_bytes()) == BIGGER
+    assert not spare.exists()  # its name was dropped, the inode left to the other name
+
+
+def test_a_reader_between_two_recycling_writes_sees_whole_files(state_dir: Path) -> None:
+    """A file opened after a write keeps that write's bytes through the next write."""
+    path = state_dir / STATE_FILE
+    store = FileCheckpointStore(path, fsync=False)
+    owner = object()
+    store.store_changes(owner, {}, lambda: OLD)
+    store.store_changes(owner, _changes(NEW), lambda: pytest.fail("incremental"))
+    with path.open("rb") as reader:  # the NEW file
+        store.store_changes(owner, _changes(BIGGER), lambda: pytest.fail("incremental"))
+        assert reader.read() == codec.encode(NEW)
+    assert path.read_bytes() == codec.encode(BIGGER)
+    assert os.stat(path).st_mode & 0o777 == 0o600

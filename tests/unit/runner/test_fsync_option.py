@@ -107,7 +107,9 @@ def test_scenario_run_with_fsync_flag_syncs_checkpoint_and_driver_files(
     assert code == 0, out
     names = [Path(p).name for p in fsyncs.paths]
     # The kubelet writes its checkpoint through a ".<random>" temp file; the fake driver
-    # writes its checkpoint.json and a CDI spec through ".<name>.<random>" temp files.
-    assert any(n.startswith(".checkpoint.json.") for n in names), names
+    # writes a prepared claim's file (prepared-claims/<uid>.json) and a CDI spec through
+    # ".<name>.<random>" temp files, and fsyncs prepared-claims/ after them.
+    assert any(n.startswith(".") and ".json." in n and not n.startswith(".gpu.") for n in names), names
+    assert "prepared-claims" in names, names
     assert any(n.startswith(".gpu.example.com-") for n in names), names
     assert sum(1 for n in names if n.startswith(".") and "." not in n[1:]) >= 3, names  # kubelet writes
