@@ -98,9 +98,31 @@ class Clock(Protocol):
         ...
 
 
+class ReadyList(list[Any]):
+    """A list field of a journal event whose producer vouches it is already JSON-ready.
+
+    Its items are plain JSON values (``str``, ``int``, ``float``, ``bool``, ``None`` and
+    plain ``dict``/``list`` of them) that nobody changes afterwards, so a :class:`Recorder`
+    may keep them without a deep copy (:class:`drasim.journal.Journal` keeps a plain shallow
+    copy). Everywhere else it is an ordinary list.
+    """
+
+    __slots__ = ()
+
+
+class ReadyDict(dict[str, Any]):
+    """A dict field of a journal event that is already JSON-ready, as :class:`ReadyList` says."""
+
+    __slots__ = ()
+
+
 @runtime_checkable
 class Recorder(Protocol):
-    """Receives journal events. ``kind`` is one of rpc, api, checkpoint, registration, kubelet, step."""
+    """Receives journal events. ``kind`` is one of rpc, api, checkpoint, registration, kubelet, step.
+
+    A field may be a :class:`ReadyList` or :class:`ReadyDict`: JSON-ready already, never
+    changed afterwards, to be kept as the equal plain ``list``/``dict``.
+    """
 
     def record(self, kind: str, **fields: Any) -> None:
         """Append one event; must be safe to call from any thread."""

@@ -43,7 +43,7 @@ from drasim.checkpoint.codec import CheckpointFormat, DecodedCheckpoint
 from drasim.checkpoint.incremental import IncrementalEncoder
 from drasim.errors import CheckpointError, CorruptCheckpointError
 from drasim.fsutil import create_temp_file, fsync_directory
-from drasim.interfaces import NullRecorder, Recorder
+from drasim.interfaces import NullRecorder, ReadyList, Recorder
 from drasim.state import ClaimInfoState
 
 __all__ = ["DRA_MANAGER_STATE_FILE", "FileCheckpointStore"]
@@ -173,7 +173,9 @@ class FileCheckpointStore:
                 raise
             self._memo, self._memo_owner = memo, owner
             pieces = memo.encode_pieces()
-            self._write_pieces(pieces, memo.items() if len(memo) <= JOURNAL_ENTRIES_LIMIT else len(memo))
+            # The memo's entry dicts are never changed once built: the journal keeps them as they are.
+            shown = ReadyList(memo.items()) if len(memo) <= JOURNAL_ENTRIES_LIMIT else len(memo)
+            self._write_pieces(pieces, shown)
 
     def _read(self) -> bytes:
         try:
@@ -194,7 +196,7 @@ class FileCheckpointStore:
         # The entries' JSON form is built once: for the file and for the journal event.
         items = codec.entries_to_json(entries, share_id=self.write_share_id)
         blob = codec.envelope(codec.data_from_items(items))
-        listed = items or []
+        listed = ReadyList(items or ())  # fresh dicts, kept by nobody else
         self._write_pieces([blob], listed if len(listed) <= JOURNAL_ENTRIES_LIMIT else len(listed))
 
     def _write_pieces(self, pieces: list[bytes], shown: list[dict[str, Any]] | int) -> None:

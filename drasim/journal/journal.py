@@ -18,7 +18,7 @@ from typing import Any, TypeGuard
 from drasim.clock import RealClock
 from drasim.errors import ConfigError
 from drasim.fsutil import USER_FILE_MODE, atomic_write_text
-from drasim.interfaces import Clock
+from drasim.interfaces import Clock, ReadyDict, ReadyList
 from drasim.journal import kinds
 from drasim.journal.calls import RpcCall, method_matches
 from drasim.journal.convert import to_jsonable
@@ -71,7 +71,12 @@ class Journal:
                 kind_of = type(value)
                 if kind_of in _PLAIN or (kind_of is float and -_INF < value < _INF):
                     continue
-                body[key] = to_jsonable(value)
+                if kind_of is ReadyList:  # JSON-ready and never changed: no deep copy
+                    body[key] = list(value)
+                elif kind_of is ReadyDict:
+                    body[key] = dict(value)
+                else:
+                    body[key] = to_jsonable(value)
         with self._cond:
             stamp = self._clock.now() - self._start if t is None else t
             event: Event = {"seq": len(self._events) + 1, "t": round(stamp, 6), "kind": kind}

@@ -350,3 +350,30 @@ def test_describe_event_lines():
         "#10 t=0.000 fault rpc: NodePrepareResources -> Unavailable x2",
         "#11 t=0.000 custom a=1",
     ]
+
+
+def test_ready_values_are_kept_as_equal_plain_containers_without_a_deep_copy():
+    from drasim.interfaces import ReadyDict, ReadyList
+
+    entry = {"ClaimName": "gpu", "PodUIDs": {"p1": {}}, "DriverState": None}
+    response = {"u1": {"devices": [], "error": None}}
+    journal = Journal(clock=VirtualClock())
+    journal.record("checkpoint", path="/x", entries=ReadyList([entry]), size=3)
+    journal.record("rpc", request=ReadyDict(claims=[]), response=ReadyDict(claims=response))
+    checkpoint, call = journal.events()
+    assert type(checkpoint["entries"]) is list
+    assert checkpoint["entries"] == [entry]
+    assert checkpoint["entries"][0] is entry  # the producer vouches it never changes
+    assert type(call["request"]) is dict
+    assert call["request"] == {"claims": []}
+    assert type(call["response"]) is dict
+    assert call["response"]["claims"] is response
+    # The JSON form is what the deep conversion of the same values gives.
+    plain = Journal(clock=VirtualClock())
+    plain.record("checkpoint", path="/x", entries=[entry], size=3)
+    plain.record("rpc", request={"claims": []}, response={"claims": response})
+    assert [json.dumps(e) for e in journal.events()] == [json.dumps(e) for e in plain.events()]
+    # Recorders other than the journal see ordinary lists and dicts; conversion copies them.
+    assert to_jsonable(ReadyList([entry])) == [entry]
+    assert to_jsonable(ReadyList([entry]))[0] is not entry
+    assert to_jsonable(ReadyDict(a=(1, 2))) == {"a": [1, 2]}
