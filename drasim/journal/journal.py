@@ -24,7 +24,9 @@ from drasim.journal.calls import RpcCall, method_matches
 from drasim.journal.convert import to_jsonable
 
 _PLAIN = frozenset({str, int, bool, type(None)})
+_PLAIN_OR_FLOAT = _PLAIN | {float}
 _INF = float("inf")
+_is_float = float.__instancecheck__
 
 Event = dict[str, Any]
 """One journal event: ``seq``, ``t``, ``kind`` and the kind's fields (see :mod:`drasim.journal.kinds`)."""
@@ -43,7 +45,8 @@ class Journal:
         self.started_wall = time.time()
         """Unix time at creation; used to place merged events that carry a ``wall`` stamp."""
         self._events: list[Event] = []
-        self._cond = threading.Condition()
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
         self._waiters = 0  # threads in wait_for: only they need a notify
         self._merged: dict[str, tuple[int, int]] = {}
 
@@ -66,7 +69,13 @@ class Journal:
         body: Event = dict(fields)
         if not kinds.RESERVED.isdisjoint(body):
             body = {_field_name(str(k)): v for k, v in body.items()}
-        if not _PLAIN.issuperset(map(type, body.values())):
+        values = body.values()
+        # Plain values and finite floats (durations) are taken as they are, checked in C: the
+        # sum of the floats is finite only when each of them is (an overflowing sum of finite
+        # ones just takes the loop below).
+        if not _PLAIN.issuperset(map(type, values)) and not (
+            _PLAIN_OR_FLOAT.issuperset(map(type, values)) and -_INF < sum(filter(_is_float, values)) < _INF
+        ):
             for key, value in body.items():
                 kind_of = type(value)
                 if kind_of in _PLAIN or (kind_of is float and -_INF < value < _INF):
@@ -77,7 +86,7 @@ class Journal:
                     body[key] = dict(value)
                 else:
                     body[key] = to_jsonable(value)
-        with self._cond:
+        with self._lock:  # the condition's lock, entered without Condition's Python-level wrapper
             stamp = self._clock.now() - self._start if t is None else t
             event: Event = {"seq": len(self._events) + 1, "t": round(stamp, 6), "kind": kind}
             event.update(body)
