@@ -104,7 +104,15 @@ class FileCheckpointStore:
         self._path_text = os.fspath(self._path)  # for every write, without pathlib's per-call cost
         self._dir_text = os.path.dirname(self._path_text) or os.curdir
         self._lock = _file_lock(self._path_text)
+        self._draw_spare_names()
         self._drop_spare()
+
+    def _draw_spare_names(self) -> None:
+        """Two random names for spares, used in turn: the spare being written still holds one
+        of them when the current file gets the other (``_link_current``). A spare given up
+        (another name appeared on it, or it vanished) takes its names with it."""
+        stem = f"{self._dir_text}/.{os.path.basename(self._path_text)}.spare-"
+        self._spare_names = (stem + secrets.token_hex(5), stem + secrets.token_hex(5))
 
     def load(self, *, verify: bool = True) -> DecodedCheckpoint:
         """Read and decode the file (either format) for inspection.
@@ -252,7 +260,7 @@ class FileCheckpointStore:
                 ident = _identity(os.fstat(fd))
             finally:
                 os.close(fd)
-            spare, spare_pieces = self._link_current()
+            spare, spare_pieces = self._link_current(tmp)
             os.replace(tmp, self._path_text)
         except BaseException:
             for name in (tmp, spare):
@@ -274,6 +282,7 @@ class FileCheckpointStore:
         except OSError:
             with contextlib.suppress(OSError):
                 os.unlink(spare)
+            self._draw_spare_names()
             return -1, "", None
         try:
             info = os.fstat(fd)
@@ -286,17 +295,27 @@ class FileCheckpointStore:
         os.close(fd)
         with contextlib.suppress(OSError):
             os.unlink(spare)
+        self._draw_spare_names()
         return -1, "", None
 
-    def _link_current(self) -> tuple[str | None, list[bytes] | None]:
+    def _link_current(self, tmp: str) -> tuple[str | None, list[bytes] | None]:
         """A second name for the current file, to become the spare once it is replaced.
 
-        Returns the name and, when the file is the one this store wrote last, unchanged
-        since, its pieces.
+        The name is whichever of the store's two spare names ``tmp`` (the file about to
+        replace it) is not; one taken by something else gets a fresh random name. Returns
+        the name and, when the file is the one this store wrote last, unchanged since, its
+        pieces.
         """
-        name = f"{self._dir_text}/.{os.path.basename(self._path_text)}.spare-{secrets.token_hex(5)}"
+        first, second = self._spare_names
+        name = second if tmp == first else first
         try:
             os.link(self._path_text, name)
+        except FileExistsError:
+            name = f"{self._dir_text}/.{os.path.basename(self._path_text)}.spare-{secrets.token_hex(5)}"
+            try:
+                os.link(self._path_text, name)
+            except OSError:
+                return None, None
         except OSError:  # the first write (no file), or no hard links here: a new file next time
             return None, None
         current, self._current = self._current, None
@@ -383,6 +402,13 @@ def _write_all(fd: int, pieces: list[bytes]) -> None:
         while view:
             view = view[os.write(fd, view) :]
         return
+    if len(pieces) <= _IOV_MAX:
+        written = os.writev(fd, pieces)
+        if written == sum(map(len, pieces)):  # all of it (the common case)
+            return
+        if written <= 0:
+            raise OSError(5, "writev wrote nothing")
+        pieces = [b"".join(pieces)[written:]]  # resume after a short write
     pending: list[bytes | memoryview] = [piece for piece in pieces if piece]
     start = 0
     while start < len(pending):
