@@ -17,7 +17,10 @@ class RWLock:
     """Readers-writer lock; use :meth:`read` and :meth:`write` as context managers."""
 
     def __init__(self) -> None:
-        self._cond = threading.Condition(threading.Lock())
+        # The state is guarded by ``_mutex``, entered directly (a C-level context manager;
+        # ``Condition.__enter__`` is a Python call); ``_cond`` waits and notifies on it.
+        self._mutex = threading.Lock()
+        self._cond = threading.Condition(self._mutex)
         self._readers = 0
         self._writer = False
         self._waiting_writers = 0
@@ -25,7 +28,7 @@ class RWLock:
 
     def acquire_read(self, *, blocking: bool = True) -> bool:
         """Take a read lock (``RLock``/``TryRLock``); ``False`` if not blocking and unavailable."""
-        with self._cond:
+        with self._mutex:
             if not blocking and (self._writer or self._waiting_writers):
                 return False
             while self._writer or self._waiting_writers:
@@ -34,7 +37,7 @@ class RWLock:
             return True
 
     def _sleep(self) -> None:
-        """Wait for a notify; the caller holds ``self._cond``."""
+        """Wait for a notify; the caller holds ``self._mutex``."""
         self._sleepers += 1
         try:
             self._cond.wait()
@@ -42,13 +45,13 @@ class RWLock:
             self._sleepers -= 1
 
     def _wake(self) -> None:
-        """Wake every waiting thread, if any; the caller holds ``self._cond``."""
+        """Wake every waiting thread, if any; the caller holds ``self._mutex``."""
         if self._sleepers:
             self._cond.notify_all()
 
     def release_read(self) -> None:
         """Give back a read lock."""
-        with self._cond:
+        with self._mutex:
             if self._readers <= 0:
                 msg = "release_read without a read lock"
                 raise RuntimeError(msg)
@@ -58,7 +61,7 @@ class RWLock:
 
     def acquire_write(self, *, blocking: bool = True) -> bool:
         """Take the write lock (``Lock``/``TryLock``); ``False`` if not blocking and unavailable."""
-        with self._cond:
+        with self._mutex:
             if self._writer or self._readers:
                 if not blocking:
                     return False
@@ -73,7 +76,7 @@ class RWLock:
 
     def release_write(self) -> None:
         """Give back the write lock."""
-        with self._cond:
+        with self._mutex:
             if not self._writer:
                 msg = "release_write without the write lock"
                 raise RuntimeError(msg)
