@@ -12,6 +12,8 @@ import os
 import threading
 import time
 from collections.abc import Iterator, Mapping
+from itertools import compress
+from operator import not_
 from pathlib import Path
 from typing import Any, TypeGuard
 
@@ -76,9 +78,11 @@ class Journal:
         if not _PLAIN.issuperset(map(type, values)) and not (
             _PLAIN_OR_FLOAT.issuperset(map(type, values)) and -_INF < sum(filter(_is_float, values)) < _INF
         ):
-            for key, value in body.items():
+            # Only the fields that are not plain (picked in C) are looked at one by one.
+            for key in list(compress(body, map(not_, map(_PLAIN.__contains__, map(type, values))))):
+                value = body[key]
                 kind_of = type(value)
-                if kind_of in _PLAIN or (kind_of is float and -_INF < value < _INF):
+                if kind_of is float and -_INF < value < _INF:
                     continue
                 if kind_of is ReadyList:  # JSON-ready and never changed: no deep copy
                     body[key] = list(value)
