@@ -26,7 +26,8 @@ Durations are medians. ``--profile`` adds a cProfile of the harness cycle (``--p
 of the full cycle), sorted by each function's own time; ``--breakdown`` times the parts of the
 harness cycle with wrappers (no profiler), the clearest view of what the harness adds;
 ``--opcodes`` counts the Python bytecode instructions of a bare and a harness cycle, an exact
-figure that does not move with the machine's load (but leaves out C code and other threads).
+figure that does not move with the machine's load (but leaves out C code and other threads);
+``--threads`` prints the wall time and every thread's CPU time per bare and harness cycle (Linux).
 Files go where scenario runs put them (/dev/shm when usable, else /tmp);
 ``--state-dir /tmp`` puts every checkpoint, CDI and driver-state file on that disk instead.
 
@@ -34,7 +35,7 @@ Usage::
 
     python benchmarks/rpc_overhead.py [--iterations 2000] [--checkpoint file|memory] [--fsync]
                                        [--state-dir DIR] [--profile [harness|full]] [--breakdown]
-                                       [--opcodes] [--quick]
+                                       [--opcodes] [--threads] [--quick]
 """
 
 from __future__ import annotations
@@ -264,6 +265,78 @@ def opcodes(cycles: Mapping[str, Callable[[], object]], iterations: int) -> None
                 print(f"{count / iterations:9.0f}    {group}")
 
 
+def _thread_cpu() -> dict[int, tuple[str, float]]:
+    """CPU seconds (user + system) of every thread of this process, by native id (Linux /proc)."""
+    import os
+
+    tick = os.sysconf("SC_CLK_TCK")
+    out: dict[int, tuple[str, float]] = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as stat:
+                text = stat.read()
+        except OSError:
+            continue
+        comm = text[text.index("(") + 1 : text.rindex(")")]
+        fields = text[text.rindex(")") + 2 :].split()
+        out[int(tid)] = (comm, (int(fields[11]) + int(fields[12])) / tick)
+    return out
+
+
+def threads(cycles: Mapping[str, Callable[[], object]], iterations: int) -> None:
+    """Wall time and the CPU time of each thread per cycle (Linux only).
+
+    Shows where the harness's extra time goes beyond its own Python work: the kubelet's
+    calling thread's CPU, and the servicer's threads (grpc's ``_serve`` poller, the
+    handler pool, the C core's ``event_engine``) that share the interpreter's GIL with it.
+    """
+    import os
+    import threading
+    import time
+
+    if not os.path.isdir("/proc/self/task"):
+        print("--- per-thread CPU: needs Linux /proc, skipped ---")
+        return
+    print(f"--- CPU per cycle by thread (mean of {iterations} cycles; 10 ms ticks, so rough) ---")
+    rounds = 10  # the cycles take turns in rounds, so load that drifts hits both alike
+    per_round = max(iterations // rounds, 1)
+    walls = dict.fromkeys(cycles, 0.0)
+    spent: dict[str, dict[str, float]] = {label: {} for label in cycles}
+    for _ in range(rounds):
+        for label, cycle in cycles.items():
+            names = {t.native_id: t.name for t in threading.enumerate()}
+            before = _thread_cpu()
+            start = time.perf_counter()
+            for _ in range(per_round):
+                cycle()
+            walls[label] += time.perf_counter() - start
+            for tid, (comm, seconds) in _thread_cpu().items():
+                name = f"{names.get(tid, comm)} [{tid}]"
+                used = seconds - before.get(tid, ("", 0.0))[1]
+                spent[label][name] = spent[label].get(name, 0.0) + used
+    total = rounds * per_round
+    for label in cycles:
+        print(f"{walls[label] / total * 1e6:9.1f} us  {label}: wall")
+        for name, seconds in sorted(spent[label].items(), key=lambda item: -item[1]):
+            if seconds > 0:
+                print(f"{seconds / total * 1e6:9.1f} us    CPU of {name}")
+
+
+def diagnose(args: argparse.Namespace, node: Node, uid: str) -> None:
+    """The optional views of the harness cycle: --profile harness, --breakdown, --opcodes, --threads."""
+    n = args.iterations
+    if args.profile == "harness":
+        profile(kubelet_cycle(node), max(n // 4, 10), 30, "harness")
+    if args.breakdown:
+        breakdown(kubelet_cycle(node), max(n // 2, 10))
+    if args.opcodes:
+        with raw_stubs(node, uid) as (_, pair):
+            opcodes({"bare cycle": pair, "harness cycle": kubelet_cycle(node)}, min(n, 50))
+    if args.threads:
+        with raw_stubs(node, uid) as (_, pair):
+            threads({"bare cycle": pair, "harness cycle": kubelet_cycle(node)}, n)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=2000, help="timed cycles per measurement")
@@ -294,6 +367,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="count the Python bytecode instructions of a bare and a harness cycle (load-independent)",
     )
+    parser.add_argument(
+        "--threads",
+        action="store_true",
+        help="wall time and CPU time of every thread per bare and harness cycle (Linux)",
+    )
     parser.add_argument("--quick", action="store_true", help="tiny sizes, for the smoke test")
     args = parser.parse_args(argv)
     if args.quick:
@@ -315,13 +393,7 @@ def main(argv: list[str] | None = None) -> int:
         result("bare_unary_call", **bare_call.fields())
         result("bare_cycle", **bare_cycle.fields())
         result("harness_cycle", **harness.fields())
-        if args.profile == "harness":
-            profile(kubelet_cycle(trivial), max(n // 4, 10), 30, "harness")
-        if args.breakdown:
-            breakdown(kubelet_cycle(trivial), max(n // 2, 10))
-        if args.opcodes:
-            with raw_stubs(trivial, uid) as (_, pair):
-                opcodes({"bare cycle": pair, "harness cycle": kubelet_cycle(trivial)}, min(n, 50))
+        diagnose(args, trivial, uid)
 
     progress(f"rpc_overhead: kubelet core alone, {n} cycles")
     kubelet_core = bench_kubelet_core(n, w)

@@ -13,7 +13,7 @@ only an operating-system crash or power loss could lose the write. Scenario runs
 A write hands the encoded pieces to one ``os.writev`` (no joined copy of the file in
 Python). Without fsync the store also recycles the replaced file: before the rename it
 keeps the current file under a second name, ``.dra_manager_state.spare-<random>``, and
-the next write overwrites that inode (``ftruncate`` to the new size) as its temporary
+the next write overwrites that inode (``ftruncate`` to the new size when it was longer) as its temporary
 file instead of creating a new one. On tmpfs a new file costs a page allocation per
 4 KiB and the replaced one a free, three to four times the copy itself, and the kubelet
 rewrites its whole file three times per pod. A spare is only overwritten while it has no
@@ -244,7 +244,7 @@ class FileCheckpointStore:
         holds at the same offsets (the very same ``bytes`` objects: unchanged blocks of
         entries) are not written again.
         """
-        fd, tmp, held = self._open_spare()
+        fd, tmp, held, spare_size = self._open_spare()
         fresh = fd < 0
         if fresh:
             fd, tmp = _create_temp(self._dir_text, ".")
@@ -255,7 +255,7 @@ class FileCheckpointStore:
                 if offset:
                     os.lseek(fd, offset, os.SEEK_SET)
                 _write_all(fd, pieces[skip:])
-                if not fresh:
+                if spare_size > size:  # a longer spare: cut its tail (a shorter one grew by the write)
                     os.ftruncate(fd, size)
                 ident = _identity(os.fstat(fd))
             finally:
@@ -271,32 +271,33 @@ class FileCheckpointStore:
         self._spare, self._spare_pieces = spare, spare_pieces
         self._current = (ident, pieces)
 
-    def _open_spare(self) -> tuple[int, str, list[bytes] | None]:
-        """The spare opened for writing and the pieces it holds, or ``(-1, "", None)``: none to reuse."""
+    def _open_spare(self) -> tuple[int, str, list[bytes] | None, int]:
+        """The spare opened for writing, the pieces it holds and its size, or ``(-1, "", None, 0)``:
+        none to reuse."""
         spare, held = self._spare, self._spare_pieces
         self._spare = self._spare_pieces = None
         if spare is None:
-            return -1, "", None
+            return -1, "", None, 0
         try:
             fd = os.open(spare, _SPARE_FLAGS)
         except OSError:
             with contextlib.suppress(OSError):
                 os.unlink(spare)
             self._draw_spare_names()
-            return -1, "", None
+            return -1, "", None, 0
         try:
             info = os.fstat(fd)
             if info.st_nlink == 1:  # only our name: nobody else can see it
                 if info.st_mode & 0o777 != 0o600:  # a target someone else created
                     os.fchmod(fd, 0o600)
-                return fd, spare, held
+                return fd, spare, held, info.st_size
         except OSError:
             pass
         os.close(fd)
         with contextlib.suppress(OSError):
             os.unlink(spare)
         self._draw_spare_names()
-        return -1, "", None
+        return -1, "", None, 0
 
     def _link_current(self, tmp: str) -> tuple[str | None, list[bytes] | None]:
         """A second name for the current file, to become the spare once it is replaced.
