@@ -153,6 +153,15 @@ def nil_map_keys(data: bytes) -> set[str]:
     for number, wire, payload in _fields(data):
         if number != 1 or wire != 2 or not isinstance(payload, bytes):
             continue
+        # The usual entry, as Go writes it: the key (tag 0x0a, one-byte length) then the
+        # value (tag 0x12), or the key alone; anything else takes the general parse below.
+        if len(payload) >= 2 and payload[0] == 0x0A and payload[1] < 0x80:
+            end = 2 + payload[1]
+            if end == len(payload):
+                keys.add(payload[2:end].decode("utf-8", errors="replace"))
+                continue
+            if end < len(payload) and payload[end] == 0x12:
+                continue
         key: bytes | None = None
         has_value = False
         for n, w, p in _fields(payload):

@@ -141,3 +141,24 @@ def test_v1alpha4_round_trip() -> None:
     (result,) = conversion.prepare_response(service, reply.SerializeToString()).values()
     assert result is not None
     assert result.devices == (Device(pool_name="p", device_name="d"),)
+
+
+@pytest.mark.parametrize(
+    ("entry", "nil"),
+    [
+        (b"\x0a\x01k", True),  # key alone: the fast path
+        (b"\x0a\x01k\x12\x00", False),  # key, empty value: the fast path
+        (b"\x12\x00\x0a\x01k", False),  # value before key: the general parse
+        (b"\x0a\x01k\x18\x01", True),  # key and an unknown field, no value
+        (b"\x0a\x01k\x18\x01\x12\x00", False),  # the value after an unknown field
+        (b"\x0a\x01k\x0a\x01j", True),  # a repeated key: the first one counts
+        (b"\x0a\x81\x01" + b"k" * 129, True),  # a two-byte key length: the general parse
+        (b"", True),  # an empty entry: key ""
+    ],
+)
+def test_nil_map_keys_fast_and_general_paths_agree(entry: bytes, nil: bool) -> None:
+    size = len(entry)
+    length = bytes([size]) if size < 0x80 else bytes([size & 0x7F | 0x80, size >> 7])
+    data = b"\x0a" + length + entry
+    key = "k" * 129 if len(entry) > 100 else ("" if not entry else "k")
+    assert conversion.nil_map_keys(data) == ({key} if nil else set())
