@@ -274,6 +274,8 @@ class ClaimInfoCache:
 
     def _refresh(self) -> None:
         """Bring the pod and claims-in-use indexes up to date for every touched key."""
+        if not self._unindexed:  # nothing touched (a key is only added under the touch lock)
+            return
         with self._touch_lock:
             keys, self._unindexed = self._unindexed, set()
             for key in keys:

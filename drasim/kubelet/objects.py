@@ -205,6 +205,9 @@ class _Reader:
         raise self.fail(path, "a string", value)
 
     def text(self, parent: Any, key: str, path: FieldPath) -> str:
+        value = parent.get(key)
+        if type(value) is str:  # the usual case, without a second call
+            return value
         return self.opt_str(parent, key, path) or ""
 
 
