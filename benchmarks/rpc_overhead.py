@@ -175,7 +175,7 @@ BREAKDOWN = (
     ("drasim.plugins.client", "GrpcDriverClient", "_observe", "  journal + metrics of each call"),
     ("drasim.kubelet.claiminfo", "ClaimInfoCache", "sync_to_checkpoint", "checkpoint writes (3 per cycle)"),
     ("drasim.checkpoint.incremental", "IncrementalEncoder", "update", "  re-encode the changed entry"),
-    ("drasim.checkpoint.incremental", "IncrementalEncoder", "encode", "  join + CRC-32"),
+    ("drasim.checkpoint.incremental", "IncrementalEncoder", "encode_pieces", "  join + CRC-32"),
     ("drasim.checkpoint.store", "FileCheckpointStore", "_write_pieces", "  file replace + journal event"),
     ("drasim.journal.journal", "Journal", "record", "journal events (all)"),
     ("drasim.kubelet.manager", "Manager", "_validate", "read + check the claim (API server)"),
