@@ -10,18 +10,26 @@ sequence are unchanged, so readers and a killed writer still see the old or the 
 only an operating-system crash or power loss could lose the write. Scenario runs use that
 (see ``drasim run --fsync``).
 
-A write hands the encoded pieces to one ``os.writev`` (no joined copy of the file in
-Python). Without fsync the store also recycles the replaced file: before the rename it
-keeps the current file under a second name, ``.dra_manager_state.spare-<random>``, and
-the next write overwrites that inode (``ftruncate`` to the new size when it was longer) as its temporary
-file instead of creating a new one. On tmpfs a new file costs a page allocation per
-4 KiB and the replaced one a free, three to four times the copy itself, and the kubelet
-rewrites its whole file three times per pod. A spare is only overwritten while it has no
-other name (``st_nlink == 1``), so two stores on one file never write into each other's
-current file. Readers that go through a :class:`FileCheckpointStore` (``drasim
-checkpoint``, scenario checks) take the same per-file lock as writers of this process; a
-reader in another process that keeps the file open across two further writes could see
-it change, which a fresh temporary file rules out (``fsync=True``, as a real node).
+A write hands the encoded pieces to one ``os.writev`` (``os.pwritev`` when recycling; no
+joined copy of the file in Python). Without fsync the store also recycles the replaced
+file: before the rename it keeps the current file under a second name,
+``.dra_manager_state.spare-<random>``, and the next write overwrites that inode
+(``ftruncate`` to the new size when it was longer) as its temporary file instead of
+creating a new one. On tmpfs a new file costs a page allocation per 4 KiB and the
+replaced one a free, three to four times the copy itself, and the kubelet rewrites its
+whole file three times per pod. The store keeps a descriptor open on the file it wrote
+last and on the spare, so a write needs no ``open``/``close``: it checks the spare by
+``stat`` of its name, which must still lead to the kept descriptor's inode (device and
+inode number) and have no other name (``st_nlink == 1``), so two stores on one file
+never write into each other's current file, and nothing is written into a file whose
+name moved away. A spare the store did not write itself (the file it found at start) is
+opened by name and checked the same way. :meth:`FileCheckpointStore.close` (called when a
+scenario's kubelet stops) closes the descriptors and removes the spare; a store dropped
+without it closes them when it is garbage-collected. Readers that go through a
+:class:`FileCheckpointStore` (``drasim checkpoint``, scenario checks) take the same
+per-file lock as writers of this process; a reader in another process that keeps the
+file open across two further writes could see it change, which a fresh temporary file
+rules out (``fsync=True``, as a real node).
 
 Only :mod:`pathlib` and :mod:`os` touch the disk, so the store works
 under pyfakefs.
@@ -81,9 +89,12 @@ class FileCheckpointStore:
         write_share_id: bool = True,
         fsync: bool = True,
     ) -> None:
-        self._spare: str | None = None  # the replaced file, kept for the next write (no fsync)
-        self._spare_pieces: list[bytes] | None = None  # what the spare holds, as written
-        self._current: tuple[_Identity, list[bytes]] | None = None  # the file as written, its pieces
+        # Without fsync: the replaced file, kept under a second name for the next write, and the
+        # file this store wrote last. Each with the descriptor the store keeps open on it (-1:
+        # none), its identity right after the store wrote it and the pieces it holds.
+        self._spare: str | None = None
+        self._spare_held: _Held | None = None
+        self._current: _Held | None = None
         self.path = Path(path)
         self.write_share_id = write_share_id
         self.fsync = fsync
@@ -106,6 +117,22 @@ class FileCheckpointStore:
         self._lock = _file_lock(self._path_text)
         self._draw_spare_names()
         self._drop_spare()
+
+    def close(self) -> None:
+        """Give up the recycled files: close the descriptors kept on them, remove the spare.
+
+        The store stays usable: its next write starts with a new temporary file. A store that
+        is dropped without ``close()`` closes its descriptors when it is garbage-collected
+        (the spare file then stays, as a killed kubelet's would).
+        """
+        with self._lock:
+            self._drop_spare()
+
+    def __del__(self) -> None:
+        for held in (getattr(self, "_spare_held", None), getattr(self, "_current", None)):
+            if held is not None and held.fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(held.fd)
 
     def _draw_spare_names(self) -> None:
         """Two random names for spares, used in turn: the spare being written still holds one
@@ -222,6 +249,7 @@ class FileCheckpointStore:
 
     def _replace_durably(self, pieces: list[bytes]) -> None:
         """A new ``.<random>`` temp file: write, fsync, rename over the target, fsync the directory."""
+        _release(self._current)
         self._current = None
         fd, tmp = _create_temp(self._dir_text, ".")
         try:
@@ -242,70 +270,93 @@ class FileCheckpointStore:
 
         The spare holds what this store wrote two writes ago; the leading pieces it already
         holds at the same offsets (the very same ``bytes`` objects: unchanged blocks of
-        entries) are not written again.
+        entries) are not written again. The descriptors of both files stay open between
+        writes, so a write makes five system calls: ``stat`` of the spare's name, ``pwritev``,
+        ``fstat`` (the identity the next check compares with), ``link`` and ``rename``.
         """
-        fd, tmp, held, spare_size = self._open_spare()
-        fresh = fd < 0
-        if fresh:
+        fd, tmp, held, spare_size = self._take_spare()
+        if fd < 0:
             fd, tmp = _create_temp(self._dir_text, ".")
+        written = _Held(fd, _NO_IDENTITY, pieces)  # owns ``fd`` from here on
         spare: str | None = None
         try:
-            try:
-                skip, offset = _common_prefix(pieces, held)
-                if offset:
-                    os.lseek(fd, offset, os.SEEK_SET)
-                _write_all(fd, pieces[skip:])
-                if spare_size > size:  # a longer spare: cut its tail (a shorter one grew by the write)
-                    os.ftruncate(fd, size)
-                ident = _identity(os.fstat(fd))
-            finally:
-                os.close(fd)
-            spare, spare_pieces = self._link_current(tmp)
+            skip, offset = _common_prefix(pieces, held)
+            _write_at(fd, pieces[skip:] if skip else pieces, offset)
+            if spare_size > size:  # a longer spare: cut its tail (a shorter one grew by the write)
+                os.ftruncate(fd, size)
+            written.ident = _identity(os.fstat(fd))
+            spare = self._link_current(tmp)
             os.replace(tmp, self._path_text)
         except BaseException:
+            _release(written)
             for name in (tmp, spare):
                 if name is not None:
                     with contextlib.suppress(OSError):
                         os.unlink(name)
+            _release(self._current)
+            self._current = None
             raise
-        self._spare, self._spare_pieces = spare, spare_pieces
-        self._current = (ident, pieces)
-
-    def _open_spare(self) -> tuple[int, str, list[bytes] | None, int]:
-        """The spare opened for writing, the pieces it holds and its size, or ``(-1, "", None, 0)``:
-        none to reuse."""
-        spare, held = self._spare, self._spare_pieces
-        self._spare = self._spare_pieces = None
+        replaced, self._current = self._current, written
         if spare is None:
+            _release(replaced)
+        else:
+            # Its descriptor and pieces hold only if the file linked is the one this store
+            # wrote last: the next write's check compares the name's inode with the descriptor's.
+            self._spare, self._spare_held = spare, replaced
+
+    def _take_spare(self) -> tuple[int, str, list[bytes] | None, int]:
+        """The spare, ready to be overwritten: its descriptor, name, the pieces it holds (``None``:
+        unknown) and its size; or ``(-1, "", None, 0)``: none to reuse.
+
+        It is reused only while its name still leads to it and it has no other name
+        (``st_nlink == 1``): nobody else can see it. Its pieces count only while it has the size
+        and modification time it had right after this store wrote it.
+        """
+        spare, held = self._spare, self._spare_held
+        self._spare = self._spare_held = None
+        if spare is None:
+            _release(held)
             return -1, "", None, 0
-        try:
-            fd = os.open(spare, _SPARE_FLAGS)
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(spare)
-            self._draw_spare_names()
-            return -1, "", None, 0
-        try:
-            info = os.fstat(fd)
-            if info.st_nlink == 1:  # only our name: nobody else can see it
-                if info.st_mode & 0o777 != 0o600:  # a target someone else created
-                    os.fchmod(fd, 0o600)
-                return fd, spare, held, info.st_size
-        except OSError:
-            pass
-        os.close(fd)
+        if held is not None and held.fd >= 0:
+            fd = held.fd
+            try:
+                info = os.stat(spare)
+            except OSError:
+                info = None
+            if info is not None and info.st_nlink == 1 and (info.st_dev, info.st_ino) == held.ident[:2]:
+                unchanged = (info.st_size, info.st_mtime_ns) == held.ident[2:]
+                try:
+                    if info.st_mode & 0o777 != 0o600:  # a target someone else created
+                        os.fchmod(fd, 0o600)
+                    return fd, spare, held.pieces if unchanged else None, info.st_size
+                except OSError:
+                    pass
+            os.close(fd)
+        else:  # a file this store did not write (the first write after a start): opened by name
+            try:
+                fd = os.open(spare, _SPARE_FLAGS)
+            except OSError:
+                fd = -1
+            if fd >= 0:
+                try:
+                    info = os.fstat(fd)
+                    if info.st_nlink == 1:  # only our name: nobody else can see it
+                        if info.st_mode & 0o777 != 0o600:
+                            os.fchmod(fd, 0o600)
+                        return fd, spare, None, info.st_size
+                except OSError:
+                    pass
+                os.close(fd)
         with contextlib.suppress(OSError):
             os.unlink(spare)
         self._draw_spare_names()
         return -1, "", None, 0
 
-    def _link_current(self, tmp: str) -> tuple[str | None, list[bytes] | None]:
+    def _link_current(self, tmp: str) -> str | None:
         """A second name for the current file, to become the spare once it is replaced.
 
         The name is whichever of the store's two spare names ``tmp`` (the file about to
-        replace it) is not; one taken by something else gets a fresh random name. Returns
-        the name and, when the file is the one this store wrote last, unchanged since, its
-        pieces.
+        replace it) is not; one taken by something else gets a fresh random name.
         """
         first, second = self._spare_names
         name = second if tmp == first else first
@@ -316,23 +367,38 @@ class FileCheckpointStore:
             try:
                 os.link(self._path_text, name)
             except OSError:
-                return None, None
+                return None
         except OSError:  # the first write (no file), or no hard links here: a new file next time
-            return None, None
-        current, self._current = self._current, None
-        try:
-            if current is not None and _identity(os.stat(name)) == current[0]:
-                return name, current[1]
-        except OSError:
-            pass
-        return name, None  # replaced or rewritten by someone else since: write the spare in full
+            return None
+        return name
 
     def _drop_spare(self) -> None:
         spare, self._spare = self._spare, None
-        self._spare_pieces = self._current = None
+        _release(self._spare_held)
+        _release(self._current)
+        self._spare_held = self._current = None
         if spare is not None:
             with contextlib.suppress(OSError):
                 os.unlink(spare)
+
+
+class _Held:
+    """A file the store wrote and keeps open: descriptor, identity after the write, pieces written."""
+
+    __slots__ = ("fd", "ident", "pieces")
+
+    def __init__(self, fd: int, ident: _Identity, pieces: list[bytes]) -> None:
+        self.fd = fd
+        self.ident = ident
+        self.pieces = pieces
+
+
+def _release(held: _Held | None) -> None:
+    """Close a kept descriptor (once: it is marked closed)."""
+    if held is not None and held.fd >= 0:
+        fd, held.fd = held.fd, -1
+        with contextlib.suppress(OSError):
+            os.close(fd)
 
 
 _SPARE_FLAGS = os.O_WRONLY | getattr(os, "O_CLOEXEC", 0)
@@ -361,6 +427,7 @@ def _file_lock(path: str) -> threading.Lock:
 
 
 _Identity = tuple[int, int, int, int]
+_NO_IDENTITY: _Identity = (-1, -1, -1, -1)
 
 
 def _identity(info: os.stat_result) -> _Identity:
@@ -423,3 +490,24 @@ def _write_all(fd: int, pieces: list[bytes]) -> None:
                 break
             written -= len(piece)
             start += 1
+
+
+def _write_at(fd: int, pieces: list[bytes], offset: int) -> None:
+    """Write the pieces in order from ``offset``: one ``os.pwritev`` in the common case.
+
+    Without ``pwritev`` (or where ``os`` is not the real module: pyfakefs in tests), or after
+    a short write, the file offset is set with ``os.lseek`` and :func:`_write_all` goes on.
+    """
+    if _HAS_PWRITEV and isinstance(os, types.ModuleType) and 0 < len(pieces) <= _IOV_MAX:
+        written = os.pwritev(fd, pieces, offset)
+        if written == sum(map(len, pieces)):  # all of it (the common case)
+            return
+        if written <= 0:
+            raise OSError(5, "pwritev wrote nothing")
+        pieces = [b"".join(pieces)[written:]]
+        offset += written
+    os.lseek(fd, offset, os.SEEK_SET)
+    _write_all(fd, pieces)
+
+
+_HAS_PWRITEV = hasattr(os, "pwritev")

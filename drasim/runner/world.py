@@ -128,6 +128,8 @@ class KubeletRuntime:
     host: PluginHost
     scheduler: ManualScheduler
     started_at: float
+    checkpoint: FileCheckpointStore | None = None
+    """The kubelet's checkpoint store, closed when the kubelet stops (it keeps files open)."""
 
 
 @dataclass
@@ -633,6 +635,7 @@ class World:
             )
         except KubeletError as err:
             host.stop()
+            checkpoint.close()
             self.journal.record("kubelet", operation="start", error=str(err), version=self.version.version)
             raise
         self.journal.record("kubelet", operation="start", error=None, version=self.version.version)
@@ -643,7 +646,7 @@ class World:
             if self._shut_down:
                 host.stop()
             self._check_not_shut_down()
-            self.kubelet = KubeletRuntime(manager, host, scheduler, self.now)
+            self.kubelet = KubeletRuntime(manager, host, scheduler, self.now, checkpoint)
             self.next_reconcile = self.now + float(timers.reconcile_period)
             host.start()
         for handle in self.drivers.values():
@@ -680,6 +683,8 @@ class World:
         if runtime is not None:
             runtime.host.stop()
             runtime.scheduler.stop()
+            if runtime.checkpoint is not None:
+                runtime.checkpoint.close()
             self.journal.record("kubelet", operation="stop", error=None)
 
     # SliceWiper port, used by the kubelet's plugin manager.

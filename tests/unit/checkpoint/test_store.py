@@ -185,3 +185,22 @@ def test_a_big_write_records_only_the_number_of_entries(kubelet_dir):
     assert big["entries"] == JOURNAL_ENTRIES_LIMIT + 1
     assert big["size"] == PATH.stat().st_size
     assert len(FileCheckpointStore(PATH).get_or_create()) == JOURNAL_ENTRIES_LIMIT + 1
+
+
+def test_recycling_writes_work_on_a_fake_file_system(kubelet_dir):
+    """Without fsync the store recycles its files; under pyfakefs it writes with lseek + write."""
+    store = FileCheckpointStore(PATH, fsync=False)
+    owner = object()
+    states = {s.key: s for s in (claim("a"), claim("b"))}
+    store.store_changes(owner, {}, lambda: list(states.values()))
+    for name in ("c", "d", "e", "b"):
+        key = f"default/{name}"
+        states[key] = claim(name)
+        store.store_changes(owner, {key: states[key]}, lambda: pytest.fail("full"))
+        assert PATH.read_bytes() == codec.encode(list(states.values()))
+    del states["default/a"]
+    store.store_changes(owner, {"default/a": None}, lambda: pytest.fail("full"))
+    assert PATH.read_bytes() == codec.encode(list(states.values()))
+    assert stat.S_IMODE(PATH.stat().st_mode) == 0o600
+    store.close()
+    assert sorted(p.name for p in ROOT.iterdir()) == [DRA_MANAGER_STATE_FILE]

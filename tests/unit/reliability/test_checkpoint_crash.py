@@ -18,6 +18,7 @@ A kill in the middle of ``write`` leaves a torn temp file (half the bytes).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import io
 import os
@@ -84,6 +85,7 @@ class WritePoints:
     def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
         real_open, real_fsync, real_fdopen = os.open, os.fsync, os.fdopen
         real_write, real_writev, real_ftruncate = os.write, os.writev, os.ftruncate
+        real_pwritev = os.pwritev
         real_replace, real_rename, real_link = os.replace, os.rename, os.link
 
         def mine(path: Any) -> bool:
@@ -121,6 +123,17 @@ class WritePoints:
             self.step("write", torn)
             return real_writev(fd, buffers)
 
+        def fake_pwritev(fd: int, buffers: Any, offset: int, *args: Any) -> int:
+            if not mine(os.readlink(f"/proc/self/fd/{fd}")):
+                return real_pwritev(fd, buffers, offset, *args)
+            payload = b"".join(bytes(b) for b in buffers)
+
+            def torn() -> None:  # a kill mid-write: half of the bytes reached the file
+                os.pwrite(fd, payload[: len(payload) // 2], offset)
+
+            self.step("write", torn)
+            return real_pwritev(fd, buffers, offset, *args)
+
         def fake_ftruncate(fd: int, length: int) -> None:
             if mine(os.readlink(f"/proc/self/fd/{fd}")):
                 self.step("truncate")
@@ -153,6 +166,7 @@ class WritePoints:
         monkeypatch.setattr(os, "fdopen", fake_fdopen)
         monkeypatch.setattr(os, "write", fake_write)
         monkeypatch.setattr(os, "writev", fake_writev)
+        monkeypatch.setattr(os, "pwritev", fake_pwritev)
         monkeypatch.setattr(os, "ftruncate", fake_ftruncate)
         monkeypatch.setattr(os, "link", fake_link)
         monkeypatch.setattr(os, "replace", fake_replace)
@@ -356,8 +370,8 @@ def test_store_changes_write_points(state_dir: Path, monkeypatch: pytest.MonkeyP
     steps = _steps_of_store_changes(state_dir, monkeypatch, fsync)
     if fsync:
         assert steps == ["create", "write", "fsync", "rename", "open-dir", "fsync"], steps
-    else:  # the spare is opened (no O_CREAT), overwritten, cut to size; the current file is kept
-        assert steps == ["open-dir", "write", "truncate", "link", "rename"], steps
+    else:  # the spare (kept open) is overwritten and cut to size; the current file is kept
+        assert steps == ["write", "truncate", "link", "rename"], steps
 
 
 @pytest.mark.parametrize("fsync", [True, False], ids=["fsync", "recycling"])
@@ -454,3 +468,76 @@ def test_a_reader_between_two_recycling_writes_sees_whole_files(state_dir: Path)
         assert reader.read() == codec.encode(NEW)
     assert path.read_bytes() == codec.encode(BIGGER)
     assert os.stat(path).st_mode & 0o777 == 0o600
+
+
+# ----- the recycled files' descriptors, kept open between writes -----------------------------
+
+
+def _descriptors_into(directory: Path) -> list[str]:
+    """The files of ``directory`` (or deleted ones that were there) this process holds open."""
+    found = []
+    for entry in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            target = os.readlink(f"/proc/self/fd/{entry}")
+            if target.startswith(f"{directory.resolve()}/"):
+                found.append(target)
+    return found
+
+
+def test_a_recycling_store_keeps_two_descriptors_and_close_releases_them(state_dir: Path) -> None:
+    store, owner, _ = _prepare_store(state_dir, False)
+    _write_new(store, owner)
+    assert len(_descriptors_into(state_dir)) == 2  # the current file and the spare
+    store.close()
+    assert _descriptors_into(state_dir) == []
+    assert sorted(p.name for p in state_dir.iterdir()) == [STATE_FILE]  # the spare is removed
+    store.store_changes(owner, _changes(BIGGER), lambda: BIGGER)  # still usable: a new temp file
+    assert entries_of((state_dir / STATE_FILE).read_bytes()) == BIGGER
+    store.close()
+    assert _descriptors_into(state_dir) == []
+
+
+def test_a_dropped_store_closes_its_descriptors(state_dir: Path) -> None:
+    store, owner, _ = _prepare_store(state_dir, False)
+    _write_new(store, owner)
+    assert _descriptors_into(state_dir)
+    del store
+    assert _descriptors_into(state_dir) == []
+
+
+def test_a_durable_write_releases_the_current_files_descriptor(state_dir: Path) -> None:
+    store, owner, _ = _prepare_store(state_dir, False)
+    store.fsync = True
+    _write_new(store, owner)
+    assert entries_of((state_dir / STATE_FILE).read_bytes()) == NEW
+    assert len(_descriptors_into(state_dir)) == 1  # only the spare, whose name still holds it
+    store.fsync = False
+    store.store_changes(owner, _changes(BIGGER), lambda: pytest.fail("incremental"))
+    assert entries_of((state_dir / STATE_FILE).read_bytes()) == sorted(BIGGER, key=codec.entry_sort_key)
+
+
+@pytest.mark.parametrize("change", ["removed", "replaced", "renamed-away"])
+def test_a_spare_whose_name_changed_is_not_written(state_dir: Path, change: str) -> None:
+    """Between two writes the spare's name is removed, or another file takes it, or it moves away."""
+    store, owner, _ = _prepare_store(state_dir, False)
+    spare = next(p for p in state_dir.iterdir() if p.name.startswith(f".{STATE_FILE}.spare-"))
+    other = state_dir / "other"
+    if change == "removed":
+        spare.unlink()
+    elif change == "replaced":
+        other.write_bytes(b"someone else's file")
+        os.link(other, state_dir / "other-kept")
+        os.replace(other, spare)
+        other = state_dir / "other-kept"
+    else:
+        os.rename(spare, other)
+    _write_new(store, owner)
+    assert entries_of((state_dir / STATE_FILE).read_bytes()) == NEW
+    if change == "replaced":
+        assert other.read_bytes() == b"someone else's file"
+    elif change == "renamed-away":
+        assert entries_of(other.read_bytes()) == sorted(BIGGER, key=codec.entry_sort_key)  # not written
+    store.store_changes(owner, _changes(BIGGER), lambda: pytest.fail("incremental"))
+    assert entries_of((state_dir / STATE_FILE).read_bytes()) == sorted(BIGGER, key=codec.entry_sort_key)
+    store.close()
+    assert _descriptors_into(state_dir) == []
