@@ -40,6 +40,11 @@ def _escaped(text: str) -> bytes:
     return gojson.go_marshal(text)[1:-1].encode("utf-8")
 
 
+def _escaped_json(text: str) -> bytes:
+    """:func:`_escaped` of a JSON text that :func:`~drasim.checkpoint.gojson.go_marshal` wrote."""
+    return gojson.escaped_marshalled(text).encode("utf-8")
+
+
 class _Block:
     """Consecutive entries in file order, with their joined text cached."""
 
@@ -145,7 +150,7 @@ class IncrementalEncoder:
         sort_key: _SortKey = (*entry_sort_key(state), key)
         if key in self._where:
             self.remove(key)
-        self._insert(sort_key, text.encode("utf-8"), _escaped(text), item)
+        self._insert(sort_key, text.encode("utf-8"), _escaped_json(text), item)
         self._where[key] = sort_key
 
     def remove(self, key: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import zlib
 
@@ -9,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from drasim.checkpoint import codec, crc
+from drasim.checkpoint import codec, crc, gojson
 from drasim.checkpoint.incremental import IncrementalEncoder
 from drasim.checkpoint.store import FileCheckpointStore
 from drasim.errors import CheckpointError
@@ -401,3 +402,70 @@ def test_a_checkpoint_rewritten_in_place_by_someone_else_is_not_trusted_as_a_spa
         states[last] = changed
         store.store_changes(owner, {last: changed}, lambda: pytest.fail("incremental"))
         assert path.read_bytes() == codec.encode(list(states.values())), number
+
+
+# ----- the fast paths of one entry's encoding against the general ones ---------------------
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(), children, max_size=3),
+    max_leaves=12,
+)
+_HTML = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def _reference_marshal(value: object) -> str:
+    """Go's json.Marshal by the book: the json module's compact output, then Go's HTML escapes."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return "".join(_HTML.get(char, char) for char in text)
+
+
+@SETTINGS
+@given(value=json_values)
+def test_go_marshal_is_the_json_module_with_go_escapes(value) -> None:
+    assert gojson.go_marshal(value) == _reference_marshal(value)
+
+
+@SETTINGS
+@given(value=json_values)
+def test_escaping_a_marshalled_text_takes_the_general_path_only_where_it_must(value) -> None:
+    """The replace-only escape of a JSON text without backslashes equals the full string escape."""
+    text = gojson.go_marshal(value)
+    assert gojson.escaped_marshalled(text) == gojson.go_marshal(text)[1:-1]
+    assert gojson.escaped_marshalled(text) == _reference_marshal(text)[1:-1]
+
+
+any_text = st.text(max_size=8)
+any_device = st.builds(
+    Device,
+    pool_name=any_text,
+    device_name=any_text,
+    request_names=st.none() | st.lists(any_text, max_size=2).map(tuple),
+    cdi_device_ids=st.none() | st.lists(any_text, max_size=2).map(tuple),
+    share_id=st.none() | any_text,
+)
+any_claim_state = st.builds(
+    ClaimInfoState,
+    claim_uid=any_text,
+    claim_name=any_text,
+    namespace=any_text,
+    pod_uids=st.none() | st.sets(any_text, max_size=2),
+    driver_state=st.none()
+    | st.dictionaries(
+        any_text,
+        st.builds(
+            DriverState, devices=st.none() | st.lists(any_device, max_size=2), skip_node_operations=any_text
+        ),
+        max_size=2,
+    ),
+)
+
+
+@SETTINGS
+@given(state=claim_states() | any_claim_state)
+def test_an_entry_put_with_arbitrary_strings_is_the_full_encoding(state) -> None:
+    encoder = IncrementalEncoder()
+    encoder.put(state.key, state)
+    assert encoder.encode() == codec.encode([state])
+    inner = gojson.go_marshal(codec.entry_to_json(state))
+    assert encoder._blocks[0].escaped == [gojson.go_marshal(inner)[1:-1].encode("utf-8")]
