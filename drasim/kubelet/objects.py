@@ -256,6 +256,9 @@ def _container(reader: _Reader, raw: Any) -> ContainerView:
 
 def pod_view(pod: Any) -> PodView:
     """Read a Pod dict; raises :class:`MalformedObjectError` naming the bad field."""
+    view = _plain_pod_view(pod)
+    if view is not None:
+        return view
     reader = _Reader("pod", pod)
     name, namespace, uid = _metadata(reader, pod)
     spec = reader.obj(pod, "spec", "spec") or {}
@@ -295,6 +298,116 @@ def pod_view(pod: Any) -> PodView:
         pod_group_name=reader.opt_str(group, "podGroupName", "spec.schedulingGroup.podGroupName"),
         containers=tuple(containers),
     )
+
+
+def _plain_pod_view(pod: Any) -> PodView | None:
+    """:func:`pod_view` of the usual pod, read inline; ``None`` when anything is unusual.
+
+    Every field read has exactly the type the API gives it (``str``, ``dict``, ``list``, no
+    subclass), or is absent or ``null`` where the general reader allows that; otherwise (a
+    missing name, an extended-resource status, a scheduling group, ``resources.requests``,
+    anything wrong) the general reader takes over, so the result and every error are
+    :func:`pod_view`'s.
+    """
+    if type(pod) is not dict:
+        return None
+    meta, spec, status = pod.get("metadata"), pod.get("spec"), pod.get("status", _EMPTY)
+    if (
+        type(meta) is not dict
+        or type(spec) is not dict
+        or type(status) is not dict
+        or "extendedResourceClaimStatus" in status
+        or "schedulingGroup" in spec
+    ):
+        return None
+    name, namespace, uid = meta.get("name"), meta.get("namespace"), meta.get("uid")
+    if type(name) is not str or type(namespace) is not str or type(uid) is not str:
+        return None
+    claims = _plain_pod_claims(spec.get("resourceClaims"))
+    statuses = _plain_claim_statuses(status.get("resourceClaimStatuses"))
+    containers = _plain_containers(spec)
+    if claims is None or statuses is None or containers is None:
+        return None
+    return PodView(name, namespace, uid, claims, statuses, None, None, containers)
+
+
+_EMPTY: dict[str, Any] = {}
+
+
+def _plain_list(value: Any) -> list[Any] | None:
+    """A list field as :meth:`_Reader.items` takes it: a list (its items are checked by the caller),
+    ``[]`` for null; else ``None``."""
+    if value is None:
+        return []
+    return value if type(value) is list else None
+
+
+def _is_optional_str(value: Any) -> bool:
+    return value is None or type(value) is str
+
+
+def _plain_pod_claims(value: Any) -> tuple[PodResourceClaim, ...] | None:
+    entries = _plain_list(value)
+    if entries is None:
+        return None
+    claims = []
+    for entry in entries:
+        if type(entry) is not dict:
+            return None
+        name = entry.get("name")
+        of_claim, of_template = entry.get("resourceClaimName"), entry.get("resourceClaimTemplateName")
+        if type(name) is not str or not _is_optional_str(of_claim) or not _is_optional_str(of_template):
+            return None
+        claims.append(PodResourceClaim(name, of_claim, of_template))
+    return tuple(claims)
+
+
+def _plain_claim_statuses(value: Any) -> tuple[tuple[str, str | None], ...] | None:
+    entries = _plain_list(value)
+    if entries is None:
+        return None
+    statuses = []
+    for entry in entries:
+        if type(entry) is not dict:
+            return None
+        name, of_claim = entry.get("name"), entry.get("resourceClaimName")
+        if type(name) is not str or not _is_optional_str(of_claim):
+            return None
+        statuses.append((name, of_claim))
+    return tuple(statuses)
+
+
+def _plain_containers(spec: dict[str, Any]) -> tuple[ContainerView, ...] | None:
+    containers = []
+    for field in ("initContainers", "containers"):
+        entries = _plain_list(spec.get(field))
+        if entries is None:
+            return None
+        for raw in entries:
+            container = _plain_container(raw) if type(raw) is dict else None
+            if container is None:
+                return None
+            containers.append(container)
+    return tuple(containers)
+
+
+def _plain_container(raw: dict[str, Any]) -> ContainerView | None:
+    """:func:`_container` of a usual container (no ``resources.requests``), or ``None``."""
+    name, resources = raw.get("name"), raw.get("resources", _EMPTY)
+    if type(name) is not str or type(resources) is not dict or "requests" in resources:
+        return None
+    entries = _plain_list(resources.get("claims"))
+    if entries is None:
+        return None
+    claims = []
+    for claim in entries:
+        if type(claim) is not dict:
+            return None
+        claim_name, request = claim.get("name"), claim.get("request", "")
+        if type(claim_name) is not str or type(request) is not str:
+            return None
+        claims.append(ContainerClaim(claim_name, request))
+    return ContainerView(name, tuple(claims))
 
 
 def _extended_status(reader: _Reader, status: dict[str, Any]) -> ExtendedResourceClaimStatus | None:
