@@ -42,21 +42,13 @@ def _labels_cached(values: dict[str, str]) -> Labels:
 @dataclass
 class _HistogramSeries:
     """One histogram series; ``counts[i]`` holds the observations in bucket ``i`` alone
-    (``buckets[i-1] < v <= buckets[i]``), cumulated only when the series is read."""
+    (``buckets[i-1] < v <= buckets[i]``), cumulated only when the series is read.
+    :meth:`Metrics.observe` adds to it."""
 
     buckets: tuple[float, ...]
     counts: list[int] = field(default_factory=list)
     total: float = 0.0
     count: int = 0
-
-    def observe(self, value: float) -> None:
-        index = bisect.bisect_left(self.buckets, value)
-        if index < len(self.buckets):
-            if not self.counts:
-                self.counts = [0] * len(self.buckets)
-            self.counts[index] += 1
-        self.total += value
-        self.count += 1
 
     def cumulative(self) -> list[int]:
         """Prometheus ``le`` counts: observations at or below each bound."""
@@ -101,12 +93,21 @@ class Metrics:
         """Add one observation to a histogram series."""
         key = _labels_cached(labels)
         with self._lock:
-            family = self._family(name, "histogram")
+            family = self._families.get(name) or self._family(name, "histogram")
             series = family.series.get(key)
             if series is None:
                 series = family.series[key] = _HistogramSeries(family.buckets)
             assert isinstance(series, _HistogramSeries)
-            series.observe(value)
+            # In place, without a method call: every RPC and kubelet operation observes once.
+            buckets = series.buckets
+            index = bisect.bisect_left(buckets, value)
+            if index < len(buckets):
+                counts = series.counts
+                if not counts:
+                    counts = series.counts = [0] * len(buckets)
+                counts[index] += 1
+            series.total += value
+            series.count += 1
 
     def set_gauge(self, name: str, value: float, **labels: str) -> None:
         """Set a gauge series."""
