@@ -43,6 +43,8 @@ class Journal:
 
     def __init__(self, clock: Clock | None = None) -> None:
         self._clock: Clock = clock if clock is not None else RealClock()
+        # The clock read for every event (time.monotonic itself for a plain RealClock).
+        self._now = time.monotonic if type(self._clock) is RealClock else self._clock.now
         self._start = self._clock.now()
         self.started_wall = time.time()
         """Unix time at creation; used to place merged events that carry a ``wall`` stamp."""
@@ -72,11 +74,12 @@ class Journal:
         if not kinds.RESERVED.isdisjoint(body):
             body = {_field_name(str(k)): v for k, v in body.items()}
         values = body.values()
+        types = set(map(type, values))
         # Plain values and finite floats (durations) are taken as they are, checked in C: the
         # sum of the floats is finite only when each of them is (an overflowing sum of finite
         # ones just takes the loop below).
-        if not _PLAIN.issuperset(map(type, values)) and not (
-            _PLAIN_OR_FLOAT.issuperset(map(type, values)) and -_INF < sum(filter(_is_float, values)) < _INF
+        if not types <= _PLAIN and not (
+            types <= _PLAIN_OR_FLOAT and -_INF < sum(filter(_is_float, values)) < _INF
         ):
             # Only the fields that are not plain (picked in C) are looked at one by one.
             for key in list(compress(body, map(not_, map(_PLAIN.__contains__, map(type, values))))):
@@ -91,9 +94,8 @@ class Journal:
                 else:
                     body[key] = to_jsonable(value)
         with self._lock:  # the condition's lock, entered without Condition's Python-level wrapper
-            stamp = self._clock.now() - self._start if t is None else t
-            event: Event = {"seq": len(self._events) + 1, "t": round(stamp, 6), "kind": kind}
-            event.update(body)
+            stamp = self._now() - self._start if t is None else t
+            event: Event = {"seq": len(self._events) + 1, "t": round(stamp, 6), "kind": kind, **body}
             self._events.append(event)
             if self._waiters:
                 self._cond.notify_all()
