@@ -27,7 +27,9 @@ of the full cycle), sorted by each function's own time; ``--breakdown`` times th
 harness cycle with wrappers (no profiler), the clearest view of what the harness adds;
 ``--opcodes`` counts the Python bytecode instructions of a bare and a harness cycle, an exact
 figure that does not move with the machine's load (but leaves out C code and other threads);
-``--threads`` prints the wall time and every thread's CPU time per bare and harness cycle (Linux).
+``--threads`` prints the wall time and every thread's CPU time per bare and harness cycle (Linux);
+``--cpu`` prints drasim's own CPU time per harness cycle with the two gRPC calls answered in-process
+(``drasim_cpu_no_network``, thread CPU time: steadier than wall time on a loaded machine).
 Files go where scenario runs put them (/dev/shm when usable, else /tmp);
 ``--state-dir /tmp`` puts every checkpoint, CDI and driver-state file on that disk instead.
 
@@ -35,7 +37,7 @@ Usage::
 
     python benchmarks/rpc_overhead.py [--iterations 2000] [--checkpoint file|memory] [--fsync]
                                        [--state-dir DIR] [--profile [harness|full]] [--breakdown]
-                                       [--opcodes] [--threads] [--quick]
+                                       [--opcodes] [--threads] [--cpu] [--quick]
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ import contextlib
 import cProfile
 import io
 import pstats
+import statistics
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
@@ -56,6 +59,7 @@ from benchlib import (
     MemoryCheckpoint,
     Node,
     Stats,
+    TrivialServicer,
     claim_manifest,
     machine,
     measure,
@@ -322,8 +326,82 @@ def threads(cycles: Mapping[str, Callable[[], object]], iterations: int) -> None
                 print(f"{seconds / total * 1e6:9.1f} us    CPU of {name}")
 
 
+def no_network_cpu(node: Node, iterations: int) -> None:
+    """drasim's own CPU per harness cycle: the calling thread's CPU time with the kubelet's two
+    gRPC calls answered in-process by the trivial servicer (parse, answer, serialize; no
+    channel, no socket, no other thread), less what those answers cost alone.
+
+    CPU time of one thread moves much less with the machine's load than wall time; the rounds'
+    median is printed, with the user/system split of the whole run (Linux).
+    """
+    import resource
+    import time
+
+    client: Any = node.host.manager.get_plugin(DRIVER)
+    callables = getattr(client, "_callables", None)
+    if not isinstance(callables, dict) or len(callables) < 2:
+        print("--- no-network CPU: the kubelet's gRPC client has not made both calls, skipped ---")
+        return
+    servicer = TrivialServicer()
+    messages = {
+        "NodePrepareResources": (pb.NodePrepareResourcesRequest, servicer.NodePrepareResources),
+        "NodeUnprepareResources": (pb.NodeUnprepareResourcesRequest, servicer.NodeUnprepareResources),
+    }
+    requests: dict[str, bytes] = {}
+
+    def answering(method: str) -> Callable[..., bytes]:
+        parse, answer = messages[method]
+
+        def call(request: bytes, timeout: float | None = None) -> bytes:  # noqa: ARG001 - grpc's signature
+            requests[method] = request
+            return bytes(answer(parse.FromString(request), None).SerializeToString())
+
+        return call
+
+    saved = dict(callables)
+    for method, (path, _) in saved.items():
+        callables[method] = (path, answering(method))
+    cycle = kubelet_cycle(node)
+    rounds, per_round = 7, max(iterations, 1)
+    who = getattr(resource, "RUSAGE_THREAD", resource.RUSAGE_SELF)
+    try:
+        for _ in range(max(per_round // 10, 1)):
+            cycle()
+        answers = [answering(method) for method in messages]
+        pairs = [(answer, requests[method]) for answer, method in zip(answers, messages, strict=True)]
+        spent: list[float] = []
+        alone: list[float] = []
+        before = resource.getrusage(who)
+        for _ in range(rounds):
+            start = time.thread_time()
+            for _ in range(per_round):
+                cycle()
+            spent.append((time.thread_time() - start) / per_round)
+            start = time.thread_time()
+            for _ in range(per_round):
+                for answer, request in pairs:
+                    answer(request)
+            alone.append((time.thread_time() - start) / per_round)
+        after = resource.getrusage(who)
+    finally:
+        callables.update(saved)
+    answer_cost = statistics.median(alone)
+    own = sorted(cycle_cpu - answer_cost for cycle_cpu in spent)
+    share = (after.ru_utime - before.ru_utime) / max(
+        (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), 1e-9
+    )
+    result(
+        "drasim_cpu_no_network",
+        n=rounds * per_round,
+        median_us=statistics.median(own) * 1e6,
+        min_us=own[0] * 1e6,
+        user_share=share,
+        servicer_answers_us=answer_cost * 1e6,
+    )
+
+
 def diagnose(args: argparse.Namespace, node: Node, uid: str) -> None:
-    """The optional views of the harness cycle: --profile harness, --breakdown, --opcodes, --threads."""
+    """Optional views of the harness cycle: --profile harness, --breakdown, --opcodes, --threads, --cpu."""
     n = args.iterations
     if args.profile == "harness":
         profile(kubelet_cycle(node), max(n // 4, 10), 30, "harness")
@@ -335,6 +413,8 @@ def diagnose(args: argparse.Namespace, node: Node, uid: str) -> None:
     if args.threads:
         with raw_stubs(node, uid) as (_, pair):
             threads({"bare cycle": pair, "harness cycle": kubelet_cycle(node)}, n)
+    if args.cpu:
+        no_network_cpu(node, n)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -371,6 +451,12 @@ def main(argv: list[str] | None = None) -> int:
         "--threads",
         action="store_true",
         help="wall time and CPU time of every thread per bare and harness cycle (Linux)",
+    )
+    parser.add_argument(
+        "--cpu",
+        action="store_true",
+        help="drasim's own CPU per harness cycle, the gRPC calls answered in-process (7 rounds of "
+        "--iterations cycles; thread CPU time, load-stable)",
     )
     parser.add_argument("--quick", action="store_true", help="tiny sizes, for the smoke test")
     args = parser.parse_args(argv)

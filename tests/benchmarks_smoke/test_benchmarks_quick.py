@@ -69,9 +69,14 @@ def test_rpc_overhead_quick() -> None:
 
 @pytest.mark.timeout(90)
 def test_rpc_overhead_quick_with_fsync_and_memory_checkpoint() -> None:
-    output = run("rpc_overhead.py", "--quick", "--fsync", "--checkpoint", "memory")
+    output = run("rpc_overhead.py", "--quick", "--fsync", "--checkpoint", "memory", "--cpu")
     assert "checkpoint=memory fsync=True" in output
-    assert float(results(output)["ratio"][0]["harness_over_bare_cycle"]) > 0
+    found = results(output)
+    assert float(found["ratio"][0]["harness_over_bare_cycle"]) > 0
+    (cpu,) = found["drasim_cpu_no_network"]
+    assert cpu["n"] == "140"  # 7 rounds of --iterations cycles
+    assert float(cpu["median_us"]) > 0
+    assert 0 < float(cpu["user_share"]) <= 1
 
 
 @pytest.mark.timeout(90)
