@@ -367,7 +367,10 @@ def run_scenarios(
         futures = [pool.submit(one, i) for i in range(len(runs))]
         for future in futures:
             future.result()
-    except KeyboardInterrupt:
+    except BaseException:
+        # Ctrl-C, or the reporter failing (`drasim run | head` closes the pipe): the scenario
+        # running now stops at its next step and cleans up, the others do not start. Nothing
+        # is left running for the interpreter's exit to wait on.
         interruption.interrupt()
         pool.shutdown(wait=True, cancel_futures=True)
         raise
