@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from collections import Counter
 from typing import TextIO
 
 from drasim.journal import describe_event
@@ -110,10 +111,21 @@ def report_lines(report: RunReport) -> list[str]:
     lines += [
         "",
         f"drasim {report.drasim_version}: driver={env.driver} backend={env.backend} "
-        f"time-scale={env.time_scale:g}",
+        f"time-scale={_time_scales(report)}",
         summary_line(report),
     ]
     return [printable(line) for line in lines]
+
+
+def _time_scales(report: RunReport) -> str:
+    """The run's time scale; when its scenarios ran at different ones, each with its count
+    (most used first), e.g. ``0.01 (100 scenarios), 0.05 (1)``."""
+    counts = Counter(r.time_scale for r in report.results if r.time_scale is not None)
+    if len(counts) < 2:
+        return f"{report.environment.time_scale:g}"
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    (first, many), rest = ranked[0], ranked[1:]
+    return ", ".join([f"{first:g} ({many} scenarios)", *(f"{scale:g} ({n})" for scale, n in rest)])
 
 
 def render_terminal(report: RunReport, with_progress: bool = True) -> str:

@@ -34,6 +34,7 @@ from drasim.runner.world import RunOptions, SimulatedCrash, World, open_world
 from drasim.scenario.limits import DEFAULT_SCENARIO_TIMEOUT
 from drasim.scenario.registry import Step
 from drasim.scenario.schema import Scenario
+from drasim.timescale import effective_time_scale
 
 INTERRUPTED = "interrupted (Ctrl-C or SIGTERM): the scenario stopped and its node was torn down"
 
@@ -47,6 +48,7 @@ class ScenarioRecord(Protocol):
     status: Status
     skip_reason: str
     kubelet_version: str
+    time_scale: float | None
     failure: Any
     stdout: str
     stderr: str
@@ -225,6 +227,7 @@ def run_scenario(
     options = options or RunOptions()
     started = time.monotonic()
     result = results.scenario(scenario, "passed")
+    result.time_scale = effective_time_scale(scenario.spec.kubelet.time_scale, options.time_scale)
     result.kubelet_version, reason = resolve_version(scenario, options)
     if options.kubelet_version:
         result.name = matrix_name(scenario.name, result.kubelet_version)
@@ -331,6 +334,7 @@ def run_scenarios(
 
     def skipped(scenario: Scenario, name: str, reason: str) -> R:
         result = results.scenario(scenario, "skipped")
+        result.time_scale = effective_time_scale(scenario.spec.kubelet.time_scale, options.time_scale)
         result.name, result.skip_reason = name, reason
         return result
 
@@ -367,7 +371,10 @@ def run_scenarios(
         futures = [pool.submit(one, i) for i in range(len(runs))]
         for future in futures:
             future.result()
-    except KeyboardInterrupt:
+    except BaseException:
+        # Ctrl-C, or the reporter failing (`drasim run | head` closes the pipe): the scenario
+        # running now stops at its next step and cleans up, the others do not start. Nothing
+        # is left running for the interpreter's exit to wait on.
         interruption.interrupt()
         pool.shutdown(wait=True, cancel_futures=True)
         raise

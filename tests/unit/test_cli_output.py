@@ -40,6 +40,31 @@ def test_reader_closing_the_pipe_ends_drasim_quietly(argv: list[str]) -> None:
     assert code == 141  # 128 + SIGPIPE, as `yes | head` gives
 
 
+def test_reader_leaving_after_the_first_line_stops_the_whole_run() -> None:
+    """`drasim run | head -1` on the built-in library: drasim stops after the pipe closes
+    instead of running (or hanging in) the remaining scenarios."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "drasim", "run"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_env(),
+    )
+    assert proc.stdout is not None
+    assert proc.stderr is not None
+    first = proc.stdout.readline().decode()
+    proc.stdout.close()
+    try:
+        code = proc.wait(timeout=120)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        pytest.fail("drasim run kept going after its reader closed the pipe")
+    err = proc.stderr.read().decode()
+    assert first.startswith(("PASS ", "SKIP ", "FAIL ")), first
+    assert "Traceback" not in err
+    assert code == 141, err
+
+
 GOAWAY = textwrap.dedent(
     """\
     import os, sys, tempfile, time

@@ -36,6 +36,14 @@ def host_factory(dirs: tuple[Path, Path], clock: ScaledClock, events: Any) -> It
         host.stop()
 
 
+def registrations(events: Any) -> str:
+    """The registration events so far, one a line (for assertion messages)."""
+    return "registration events:\n" + "\n".join(
+        f"  {e['outcome']} {e.get('socket')} -> {e.get('endpoint')}: {e.get('error')}"
+        for e in events.of("registration")
+    )
+
+
 def test_handshake_registers_and_notifies(host_factory: Any, make_plugin: Any, events: Any) -> None:
     plugin = make_plugin().start()
     host = host_factory()
@@ -175,8 +183,9 @@ def test_socket_removal_deregisters(host_factory: Any, make_plugin: Any, events:
     plugin = make_plugin().start()
     host = host_factory()
     assert host.wait_registered(DRIVER, 5)
+    assert host.sync()  # the registration finished (status notified) before the plugin stops
     plugin.stop()
-    assert host.wait_deregistered(DRIVER, 5)
+    assert host.wait_deregistered(DRIVER, 5), registrations(events)
     (event,) = events.of("registration", outcome="deregistered")
     assert event["socket"] == plugin.reg_path
     assert event["endpoint"] == plugin.dra_path
@@ -186,22 +195,25 @@ def test_plugin_restart_on_same_path_reregisters(host_factory: Any, make_plugin:
     first = make_plugin().start()
     host = host_factory()
     assert host.wait_registered(DRIVER, 5, connected=True)
+    # The instance is in the manager before the kubelet has told the plugin so; stopping the
+    # plugin before that NotifyRegistrationStatus returns fails the first registration
+    # ("failed to send registration status ... Cancelling all calls"), as upstream would.
+    assert first.next_status() == (True, "")
+    assert host.sync(), registrations(events)
     old_client = host.get_plugin(DRIVER)
     first.stop()
     second = make_plugin().start()
-    assert second.next_status() == (True, "")
-    assert host.wait_registered(DRIVER, 5, connected=True)
-    assert host.sync()
+    assert second.next_status() == (True, ""), registrations(events)
+    assert host.wait_registered(DRIVER, 5, connected=True), registrations(events)
+    assert host.sync(), registrations(events)
     new_client = host.get_plugin(DRIVER)
-    assert new_client is not old_client
-    assert len(host.manager.instances(DRIVER)) == 1
+    assert new_client is not old_client, registrations(events)
+    assert len(host.manager.instances(DRIVER)) == 1, registrations(events)
     new_client.node_prepare_resources([CLAIM])
     assert second.calls
     assert not first.calls
     outcomes = [e["outcome"] for e in events.of("registration")]
-    assert outcomes == ["registered", "deregistered", "registered"], [
-        e["error"] for e in events.of("registration")
-    ]
+    assert outcomes == ["registered", "deregistered", "registered"], registrations(events)
 
 
 def test_two_instances_newest_connected_wins(host_factory: Any, make_plugin: Any) -> None:
@@ -215,6 +227,7 @@ def test_two_instances_newest_connected_wins(host_factory: Any, make_plugin: Any
     new.start_dra()
     assert host.wait_registered(DRIVER, 5, endpoint=new.dra_path, connected=True)
     assert host.get_plugin(DRIVER).endpoint == new.dra_path
+    assert host.sync()  # the registration finished (status notified) before the plugin stops
     new.stop()
     assert host.wait_deregistered(DRIVER, 5, endpoint=new.dra_path)
     assert host.get_plugin(DRIVER).endpoint == old.dra_path
@@ -288,6 +301,7 @@ def test_socket_in_new_subdirectory(
     sub.mkdir()
     plugin = make_plugin(reg_name="sub/r.sock").start()
     assert host.wait_registered(DRIVER, 5)
+    assert host.sync()  # the registration finished (status notified) before the plugin stops
     plugin.stop()
     assert host.wait_deregistered(DRIVER, 5)
 

@@ -128,3 +128,45 @@ def test_failure_without_details_still_reports():
     text = render_terminal(report, with_progress=False)
     assert "___ FAIL odd ___\n(no failure details were recorded)\n" in text
     assert text.endswith("0 passed, 1 failed, 0 skipped in 0.10s\n")
+
+
+def test_header_lists_each_time_scale_when_scenarios_ran_at_different_ones():
+    from drasim.report.model import RunEnvironment
+
+    def run(scales: list[float]) -> str:
+        results = [ScenarioResult(name=f"s{i}", status="passed", time_scale=s) for i, s in enumerate(scales)]
+        report = RunReport(
+            results=results,
+            environment=RunEnvironment(driver="fake", backend="memory", time_scale=max(scales)),
+        )
+        return render_terminal(report).splitlines()[-2]
+
+    assert run([0.01, 0.01]).endswith(" time-scale=0.01")
+    assert run([0.01, 0.05, 0.01, 0.01]).endswith(" time-scale=0.01 (3 scenarios), 0.05 (1)")
+    assert run([0.5, 0.1, 0.1, 0.5, 1]).endswith(" time-scale=0.1 (2 scenarios), 0.5 (2), 1 (1)")
+
+
+def test_each_result_records_the_scale_it_ran_at():
+    """`--time-scale` overrides every scenario's own scale, so the results (and the header) say so."""
+    from drasim.report.model import RESULTS
+    from drasim.runner.run import run_scenario
+    from drasim.runner.world import RunOptions
+    from drasim.scenario.loader import load_text
+
+    (scenario,) = load_text(
+        """
+apiVersion: drasim.dev/v1alpha1
+kind: Scenario
+metadata: {name: scale, description: The scale a result records.}
+spec:
+  driver: {fake: {name: gpu.example.com}}
+  kubelet: {timeScale: 0.05}
+  claims: [{name: gpu}]
+  steps:
+    - startPod: {name: a, claims: [gpu]}
+"""
+    )
+    assert run_scenario(scenario, results=RESULTS).time_scale == 0.05
+    overridden = run_scenario(scenario, RunOptions(time_scale=0.02), results=RESULTS)
+    assert overridden.status == "passed"
+    assert overridden.time_scale == 0.02

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drasim.journal import describe_event
 from drasim.report.model import RESULTS
 from drasim.runner.run import run_scenario
 from drasim.scenario.loader import load_text
@@ -30,8 +31,12 @@ def run(steps: str, *, devices: str = "2", jitter: float = 1.0) -> Any:
 
 
 def explain(result: Any) -> str:
+    """The failing step, its message and the journal's last events (calls with codes and durations)."""
     failure = result.failure
-    return "" if failure is None else f"{failure.message}\n{failure.step_text}"
+    if failure is None:
+        return ""
+    tail = "\n".join("  " + describe_event(e) for e in result.journal[-30:])
+    return f"step {failure.step_index}: {failure.step_text}\n{failure.message}\njournal tail:\n{tail}"
 
 
 def calls(result: Any, rpc: str) -> int:
