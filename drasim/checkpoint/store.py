@@ -17,7 +17,11 @@ file: before the rename it keeps the current file under a second name,
 (``ftruncate`` to the new size when it was longer) as its temporary file instead of
 creating a new one. On tmpfs a new file costs a page allocation per 4 KiB and the
 replaced one a free, three to four times the copy itself, and the kubelet rewrites its
-whole file three times per pod. The store keeps a descriptor open on the file it wrote
+whole file three times per pod. Where the file system supports it (tmpfs, ext4, xfs, btrfs
+on Linux), the rename is a ``renameat2(RENAME_EXCHANGE)`` of the spare and the checkpoint
+(through :mod:`ctypes`): readers see the old or the new file as with a rename, and the
+replaced file keeps the spare's name, so no second name needs to be linked first; where
+it is refused, the store links and renames. The store keeps a descriptor open on the file it wrote
 last and on the spare, so a write needs no ``open``/``close``: it checks the spare by
 ``stat`` of its name, which must still lead to the kept descriptor's inode (device and
 inode number) and have no other name (``st_nlink == 1``), so two stores on one file
@@ -31,15 +35,18 @@ per-file lock as writers of this process; a reader in another process that keeps
 file open across two further writes could see it change, which a fresh temporary file
 rules out (``fsync=True``, as a real node).
 
-Only :mod:`pathlib` and :mod:`os` touch the disk, so the store works
-under pyfakefs.
+Only :mod:`pathlib` and :mod:`os` touch the disk (and ``renameat2`` where ``os`` is the real
+module), so the store works under pyfakefs.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
 import os
 import secrets
+import sys
 import threading
 import types
 from collections.abc import Callable, Mapping, Sequence
@@ -95,6 +102,10 @@ class FileCheckpointStore:
         self._spare: str | None = None
         self._spare_held: _Held | None = None
         self._current: _Held | None = None
+        # Whether the rename over the checkpoint swaps the two names (renameat2 with
+        # RENAME_EXCHANGE), keeping the replaced file under the spare's name; off for good
+        # once the file system refuses it (then a second name is linked first).
+        self._exchanging = _RENAMEAT2 is not None
         self.path = Path(path)
         self.write_share_id = write_share_id
         self.fsync = fsync
@@ -271,12 +282,13 @@ class FileCheckpointStore:
         The spare holds what this store wrote two writes ago; the leading pieces it already
         holds at the same offsets (the very same ``bytes`` objects: unchanged blocks of
         entries) are not written again. The descriptors of both files stay open between
-        writes, so a write makes five system calls: ``stat`` of the spare's name, ``pwritev``,
-        ``fstat`` (the identity the next check compares with), ``link`` and ``rename``.
+        writes, so a write makes four system calls: ``stat`` of the spare's name, ``pwritev``,
+        ``fstat`` (the identity the next check compares with) and the exchange (``link`` and
+        ``rename`` where the file system has no exchange).
         """
         fd, tmp, held, spare_size = self._take_spare()
         if fd < 0:
-            fd, tmp = _create_temp(self._dir_text, ".")
+            fd, tmp = self._new_spare()
         written = _Held(fd, _NO_IDENTITY, pieces)  # owns ``fd`` from here on
         spare: str | None = None
         try:
@@ -285,8 +297,7 @@ class FileCheckpointStore:
             if spare_size > size:  # a longer spare: cut its tail (a shorter one grew by the write)
                 os.ftruncate(fd, size)
             written.ident = _identity(os.fstat(fd))
-            spare = self._link_current(tmp)
-            os.replace(tmp, self._path_text)
+            spare = self._put_in_place(tmp)
         except BaseException:
             _release(written)
             for name in (tmp, spare):
@@ -303,6 +314,48 @@ class FileCheckpointStore:
             # Its descriptor and pieces hold only if the file linked is the one this store
             # wrote last: the next write's check compares the name's inode with the descriptor's.
             self._spare, self._spare_held = spare, replaced
+
+    def _new_spare(self) -> tuple[int, str]:
+        """A new empty file under the first spare name (mode 0600), opened for writing."""
+        for _ in range(3):
+            name = self._spare_names[0]
+            try:
+                return os.open(name, _NEW_FILE_FLAGS, 0o600), name
+            except FileExistsError:  # taken by something else: other names
+                self._draw_spare_names()
+            except FileNotFoundError:
+                os.makedirs(self._dir_text, exist_ok=True)
+        return _create_temp(self._dir_text, ".")
+
+    def _put_in_place(self, tmp: str) -> str | None:
+        """Rename ``tmp`` over the checkpoint; return the name the replaced file keeps, if any.
+
+        Where the file system can, one ``renameat2(RENAME_EXCHANGE)`` swaps the two names: the
+        checkpoint's name leads to the new file and ``tmp`` to the replaced one, which becomes
+        the spare. Readers see the old or the new file, as with a rename. Elsewhere (or without
+        the real ``os`` module, as under pyfakefs) the current file gets a second name first
+        (``link``), then the rename replaces it.
+        """
+        if self._exchanging and isinstance(os, types.ModuleType):
+            try:
+                _exchange(tmp, self._path_text)
+                return tmp
+            except FileNotFoundError:  # no checkpoint yet (the first write): a plain rename
+                os.replace(tmp, self._path_text)
+                return None
+            except OSError as err:
+                if err.errno not in _EXCHANGE_UNSUPPORTED:
+                    raise
+                self._exchanging = False
+        spare = self._link_current(tmp)
+        try:
+            os.replace(tmp, self._path_text)
+        except BaseException:
+            if spare is not None:  # the current file stays; its second name goes
+                with contextlib.suppress(OSError):
+                    os.unlink(spare)
+            raise
+        return spare
 
     def _take_spare(self) -> tuple[int, str, list[bytes] | None, int]:
         """The spare, ready to be overwritten: its descriptor, name, the pieces it holds (``None``:
@@ -402,6 +455,38 @@ def _release(held: _Held | None) -> None:
 
 
 _SPARE_FLAGS = os.O_WRONLY | getattr(os, "O_CLOEXEC", 0)
+_NEW_FILE_FLAGS = _SPARE_FLAGS | os.O_CREAT | os.O_EXCL
+
+
+def _load_renameat2() -> Any:
+    """libc's ``renameat2`` (Linux 3.15+, glibc 2.28+), or ``None`` where it is not there."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        function = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return None
+    function.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint)
+    function.restype = ctypes.c_int
+    return function
+
+
+_RENAMEAT2 = _load_renameat2()
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+#: What a file system (or a kernel) without RENAME_EXCHANGE answers.
+_EXCHANGE_UNSUPPORTED = frozenset(
+    {errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, getattr(errno, "ENOTSUP", errno.EOPNOTSUPP)}
+)
+
+
+def _exchange(first: str, second: str) -> None:
+    """Swap two names atomically: each then leads to the other's file (``RENAME_EXCHANGE``)."""
+    if _RENAMEAT2 is None:
+        raise OSError(errno.ENOSYS, "renameat2 is not available", first, None, second)
+    if _RENAMEAT2(_AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(second), _RENAME_EXCHANGE):
+        number = ctypes.get_errno()
+        raise OSError(number, os.strerror(number), first, None, second)
 
 
 def _iov_max() -> int:

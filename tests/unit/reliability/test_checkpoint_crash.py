@@ -29,6 +29,7 @@ from typing import Any
 import pytest
 
 from drasim.checkpoint import codec
+from drasim.checkpoint import store as store_module
 from drasim.checkpoint.store import FileCheckpointStore
 from drasim.errors import CheckpointError
 from drasim.state import ClaimInfoState, DriverState
@@ -171,6 +172,14 @@ class WritePoints:
         monkeypatch.setattr(os, "link", fake_link)
         monkeypatch.setattr(os, "replace", fake_replace)
         monkeypatch.setattr(os, "rename", fake_rename)
+        real_exchange = store_module._exchange
+
+        def fake_exchange(first: str, second: str) -> None:  # renameat2(RENAME_EXCHANGE): the rename
+            if mine(second):
+                self.step("rename")
+            real_exchange(first, second)
+
+        monkeypatch.setattr(store_module, "_exchange", fake_exchange)
 
 
 class _WatchedFile:
@@ -341,9 +350,27 @@ def _changes(states: list[ClaimInfoState]) -> dict[str, ClaimInfoState | None]:
     return {state.key: state for state in states}
 
 
-def _prepare_store(directory: Path, fsync: bool) -> tuple[FileCheckpointStore, object, bytes]:
-    """A store that wrote BIGGER then OLD through store_changes: without fsync it holds a spare."""
-    store = FileCheckpointStore(directory / STATE_FILE, fsync=fsync)
+#: How a store writes: fsync and a new temp file; recycling with renameat2(RENAME_EXCHANGE); recycling
+#: where the file system refuses the exchange (a second name linked, then a rename).
+MODES = ["fsync", "recycling", "recycling-link"]
+RECYCLING_MODES = MODES[1:]
+
+
+def _new_store(path: Path, mode: str) -> FileCheckpointStore:
+    store = FileCheckpointStore(path, fsync=mode == "fsync")
+    if mode == "recycling-link":
+        store._exchanging = False  # as after a file system refused RENAME_EXCHANGE
+    return store
+
+
+def _prepare_store(directory: Path, mode: str | bool) -> tuple[FileCheckpointStore, object, bytes]:
+    """A store that wrote BIGGER then OLD through store_changes: without fsync it holds a spare.
+
+    ``mode`` is one of :data:`MODES`, or ``fsync`` as a bool (``False``: recycling).
+    """
+    if isinstance(mode, bool):
+        mode = "fsync" if mode else "recycling"
+    store = _new_store(directory / STATE_FILE, mode)
     owner = object()
     store.store_changes(owner, {}, lambda: BIGGER)
     removed: dict[str, ClaimInfoState | None] = {s.key: None for s in BIGGER if s.key != OLD[0].key}
@@ -355,8 +382,8 @@ def _write_new(store: FileCheckpointStore, owner: object) -> None:
     store.store_changes(owner, _changes(NEW), lambda: pytest.fail("incremental"))
 
 
-def _steps_of_store_changes(directory: Path, monkeypatch: pytest.MonkeyPatch, fsync: bool) -> list[str]:
-    store, owner, _ = _prepare_store(directory, fsync)
+def _steps_of_store_changes(directory: Path, monkeypatch: pytest.MonkeyPatch, mode: str) -> list[str]:
+    store, owner, _ = _prepare_store(directory, mode)
     points = WritePoints(directory.resolve(), None, "kill")
     with monkeypatch.context() as patch:
         points.install(patch)
@@ -365,25 +392,27 @@ def _steps_of_store_changes(directory: Path, monkeypatch: pytest.MonkeyPatch, fs
     return points.steps
 
 
-@pytest.mark.parametrize("fsync", [True, False], ids=["fsync", "recycling"])
-def test_store_changes_write_points(state_dir: Path, monkeypatch: pytest.MonkeyPatch, fsync: bool) -> None:
-    steps = _steps_of_store_changes(state_dir, monkeypatch, fsync)
-    if fsync:
+@pytest.mark.parametrize("mode", MODES)
+def test_store_changes_write_points(state_dir: Path, monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    steps = _steps_of_store_changes(state_dir, monkeypatch, mode)
+    if mode == "fsync":
         assert steps == ["create", "write", "fsync", "rename", "open-dir", "fsync"], steps
-    else:  # the spare (kept open) is overwritten and cut to size; the current file is kept
+    elif mode == "recycling":  # the spare (kept open) is overwritten, cut to size, swapped in
+        assert steps == ["write", "truncate", "rename"], steps
+    else:  # the current file gets a second name before the rename
         assert steps == ["write", "truncate", "link", "rename"], steps
 
 
-@pytest.mark.parametrize("fsync", [True, False], ids=["fsync", "recycling"])
+@pytest.mark.parametrize("mode", MODES)
 def test_store_changes_killed_at_every_write_point_leaves_old_or_new(
-    state_dir: Path, monkeypatch: pytest.MonkeyPatch, fsync: bool
+    state_dir: Path, monkeypatch: pytest.MonkeyPatch, mode: str
 ) -> None:
-    steps = _steps_of_store_changes(state_dir, monkeypatch, fsync)
+    steps = _steps_of_store_changes(state_dir, monkeypatch, mode)
     new_blob = codec.encode(NEW)
     outcomes = []
     for k in range(1, len(steps) + 1):
         restore_dir(state_dir, {})
-        store, owner, old_blob = _prepare_store(state_dir, fsync)
+        store, owner, old_blob = _prepare_store(state_dir, mode)
         points = WritePoints(state_dir.resolve(), k, "kill")
         with monkeypatch.context() as patch:
             points.install(patch)
@@ -395,7 +424,7 @@ def test_store_changes_killed_at_every_write_point_leaves_old_or_new(
         assert on_disk in (old_blob, new_blob), f"{where}: torn checkpoint {on_disk[:80]!r}"
         outcomes.append("old" if on_disk == old_blob else "new")
         restore_dir(state_dir, points.snapshot)
-        restarted = FileCheckpointStore(state_dir / STATE_FILE, fsync=fsync)
+        restarted = _new_store(state_dir / STATE_FILE, mode)
         expected = OLD if on_disk == old_blob else NEW
         assert restarted.get_or_create() == sorted(expected, key=codec.entry_sort_key), where
         restarted.store_changes(object(), {}, lambda: NEW)
@@ -406,13 +435,14 @@ def test_store_changes_killed_at_every_write_point_leaves_old_or_new(
     )
 
 
+@pytest.mark.parametrize("mode", RECYCLING_MODES)
 def test_recycling_store_changes_io_error_at_every_step_keeps_a_valid_file(
-    state_dir: Path, monkeypatch: pytest.MonkeyPatch
+    state_dir: Path, monkeypatch: pytest.MonkeyPatch, mode: str
 ) -> None:
-    steps = _steps_of_store_changes(state_dir, monkeypatch, False)
+    steps = _steps_of_store_changes(state_dir, monkeypatch, mode)
     for k in range(1, len(steps) + 1):
         restore_dir(state_dir, {})
-        store, owner, _ = _prepare_store(state_dir, False)
+        store, owner, _ = _prepare_store(state_dir, mode)
         points = WritePoints(state_dir.resolve(), k, "error")
         step = steps[k - 1]
         where = f"EIO at step {k} ({step})"
@@ -516,10 +546,11 @@ def test_a_durable_write_releases_the_current_files_descriptor(state_dir: Path) 
     assert entries_of((state_dir / STATE_FILE).read_bytes()) == sorted(BIGGER, key=codec.entry_sort_key)
 
 
+@pytest.mark.parametrize("mode", RECYCLING_MODES)
 @pytest.mark.parametrize("change", ["removed", "replaced", "renamed-away"])
-def test_a_spare_whose_name_changed_is_not_written(state_dir: Path, change: str) -> None:
+def test_a_spare_whose_name_changed_is_not_written(state_dir: Path, change: str, mode: str) -> None:
     """Between two writes the spare's name is removed, or another file takes it, or it moves away."""
-    store, owner, _ = _prepare_store(state_dir, False)
+    store, owner, _ = _prepare_store(state_dir, mode)
     spare = next(p for p in state_dir.iterdir() if p.name.startswith(f".{STATE_FILE}.spare-"))
     other = state_dir / "other"
     if change == "removed":
@@ -541,3 +572,39 @@ def test_a_spare_whose_name_changed_is_not_written(state_dir: Path, change: str)
     assert entries_of((state_dir / STATE_FILE).read_bytes()) == sorted(BIGGER, key=codec.entry_sort_key)
     store.close()
     assert _descriptors_into(state_dir) == []
+
+
+def test_a_file_system_without_rename_exchange_gets_link_and_rename(
+    state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """renameat2(RENAME_EXCHANGE) refused (EINVAL, as some file systems answer): the store links
+    a second name and renames instead, from then on, with the same bytes and spare."""
+    refused: list[str] = []
+
+    def refusing(first: str, second: str) -> None:
+        refused.append(second)
+        raise OSError(errno.EINVAL, "Invalid argument", first, None, second)
+
+    store, owner, _ = _prepare_store(state_dir, False)
+    monkeypatch.setattr(store_module, "_exchange", refusing)
+    _write_new(store, owner)
+    assert entries_of((state_dir / STATE_FILE).read_bytes()) == NEW
+    store.store_changes(owner, _changes(BIGGER), lambda: pytest.fail("incremental"))
+    assert entries_of((state_dir / STATE_FILE).read_bytes()) == sorted(BIGGER, key=codec.entry_sort_key)
+    assert len(refused) == 1  # asked once, not again
+    spares = [p for p in state_dir.iterdir() if p.name.startswith(f".{STATE_FILE}.spare-")]
+    assert [entries_of(p.read_bytes()) for p in spares] == [NEW]  # the replaced file, kept
+    store.close()
+    assert _descriptors_into(state_dir) == []
+
+
+def test_the_exchange_keeps_the_replaced_file_under_the_spare_name(state_dir: Path) -> None:
+    if store_module._RENAMEAT2 is None:
+        pytest.skip("no renameat2 here")
+    store, owner, old_blob = _prepare_store(state_dir, False)
+    spare = next(p for p in state_dir.iterdir() if p.name.startswith(f".{STATE_FILE}.spare-"))
+    _write_new(store, owner)
+    assert store._exchanging
+    assert entries_of((state_dir / STATE_FILE).read_bytes()) == NEW
+    assert spare.read_bytes() == old_blob  # the same name now holds the replaced checkpoint
+    assert sorted(p.name for p in state_dir.iterdir()) == sorted([STATE_FILE, spare.name])
