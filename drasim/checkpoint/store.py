@@ -472,6 +472,7 @@ def _load_renameat2() -> Any:
 
 
 _RENAMEAT2 = _load_renameat2()
+_FS_ENCODING, _FS_ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
 #: What a file system (or a kernel) without RENAME_EXCHANGE answers.
@@ -484,7 +485,9 @@ def _exchange(first: str, second: str) -> None:
     """Swap two names atomically: each then leads to the other's file (``RENAME_EXCHANGE``)."""
     if _RENAMEAT2 is None:
         raise OSError(errno.ENOSYS, "renameat2 is not available", first, None, second)
-    if _RENAMEAT2(_AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(second), _RENAME_EXCHANGE):
+    # os.fsencode's own encoding, without its Python-level call
+    encoded = first.encode(_FS_ENCODING, _FS_ERRORS), second.encode(_FS_ENCODING, _FS_ERRORS)
+    if _RENAMEAT2(_AT_FDCWD, encoded[0], _AT_FDCWD, encoded[1], _RENAME_EXCHANGE):
         number = ctypes.get_errno()
         raise OSError(number, os.strerror(number), first, None, second)
 
