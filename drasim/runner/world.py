@@ -367,21 +367,25 @@ class World:
 
     def start_driver(self, handle: DriverHandle, *, wait: bool = True) -> None:
         """Start a driver; with a running kubelet, wait until it registered (or failed to)."""
+        mark = self.journal.mark()  # the registration may be journaled before start() returns
         with self._lifecycle:
             self._check_not_shut_down()
             handle.start()
         if isinstance(handle, FakeDriverHandle):
             self.journal.record("plugin-process", action="started", driver=handle.name, pid=None)
         if wait and self.kubelet is not None:
-            self.wait_registration_attempt(handle.name)
+            self.wait_registration_attempt(handle.name, since=mark)
 
-    def wait_registration_attempt(self, driver: str) -> None:
+    def wait_registration_attempt(self, driver: str, *, since: int | None = None) -> None:
         """Wait until the kubelet finished registering ``driver`` (successfully or not).
 
         The runner's plugin watcher polls (see :meth:`start_kubelet`), so a rescan plus
         waiting for the reconciler is enough for in-process fakes, whose sockets exist
         when ``start()`` returns. A driver process creates its sockets later: wait for
-        a registration outcome while checking that the process stays alive.
+        a registration outcome (journaled after the seq ``since``, by default now) while
+        checking that the process stays alive. Callers pass the journal's mark from before
+        the step that lets the kubelet see the driver (starting the kubelet or the driver):
+        a quick driver can be registered before this wait begins.
         """
         assert self.kubelet is not None
         host = self.kubelet.host
@@ -389,7 +393,7 @@ class World:
         if handle is None:  # a --driver-name process is keyed by the scenario's driver name
             handle = next((h for h in self.drivers.values() if h.name == driver), None)
         if isinstance(handle, ProcessDriverHandle):
-            self._wait_process_registration(handle)
+            self._wait_process_registration(handle, since)
             return
         self.settle_registrations()
         if not host.manager.instances(driver) and self._last_registration_timed_out():
@@ -404,7 +408,7 @@ class World:
         last = self.journal.last("registration")
         return last is not None and last.get("outcome") == "failed" and is_timeout(str(last.get("error")))
 
-    def _wait_process_registration(self, handle: ProcessDriverHandle) -> None:
+    def _wait_process_registration(self, handle: ProcessDriverHandle, since: int | None = None) -> None:
         """Wait for a driver process's registration outcome, then (once per start) its slices.
 
         The registration socket the kubelet used is remembered on the handle (for
@@ -417,7 +421,7 @@ class World:
         assert self.kubelet is not None
         host = self.kubelet.host
         driver = handle.name
-        mark = self.journal.mark()
+        mark = self.journal.mark() if since is None else since
         timeout = float(getattr(handle.spec, "start_timeout", REGISTRATION_TIMEOUT) or REGISTRATION_TIMEOUT)
 
         def outcomes() -> list[dict[str, Any]]:
@@ -642,6 +646,9 @@ class World:
         self.health.clear()
         # The startup wipe of every ResourceSlice of this node is due at once.
         scheduler.advance(0.0)
+        # Drivers already running register as soon as the host's first scan sees their
+        # sockets, which can be before the waits below begin: they look from here on.
+        mark = self.journal.mark()
         with self._lifecycle:
             if self._shut_down:
                 host.stop()
@@ -659,7 +666,7 @@ class World:
             # waited for too: the wait reports its exit status and output at once, instead
             # of the scenario failing later on "0 available" devices.
             if handle.running or _exited_on_its_own(handle):
-                self.wait_registration_attempt(name)
+                self.wait_registration_attempt(name, since=mark)
         self._republish_slices()
 
     def set_version(self, version: str) -> None:

@@ -82,3 +82,49 @@ def test_driver_process_registers_after_a_timed_out_first_dial(
     assert failed, "the first dial was not intercepted"
     outcomes = [e.get("outcome") for e in result["journal"] if e["kind"] == "registration"]
     assert outcomes[:2] == ["failed", "registered"], outcomes
+
+
+RESTART = """\
+apiVersion: drasim.dev/v1alpha1
+kind: Scenario
+metadata:
+  name: e2e-quick-registration-after-kubelet-restart
+  description: A running driver process registers with a restarted kubelet before the runner starts waiting.
+spec:
+  driver:
+    fake: {name: gpu.example.com}
+  claims:
+    - {name: gpu}
+  steps:
+    - startPod: {name: a, claims: [gpu]}
+    - restartKubelet: {}
+    - expectRegistered: {registered: true, connected: true}
+    - deletePod: a
+    - expectCalls: {NodePrepareResources: 1, NodeUnprepareResources: 1}
+    - expectCheckpoint: {entries: 0}
+"""
+
+
+def test_a_registration_done_before_the_wait_begins_counts(
+    tmp_path: Path, driver_cmd: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A restarted kubelet's first scan registers a driver that is already running; on a busy
+    machine that can finish before the runner starts waiting for it (seen with the upstream
+    example driver and `-j 2`: a 30 s timeout although the journal showed it registered)."""
+    from drasim.plugins.host import PluginHost
+
+    real_start = PluginHost.start
+
+    def start_and_register(self: PluginHost) -> None:
+        real_start(self)
+        self.sync(timeout=10)  # every socket already there is registered before start() returns
+
+    monkeypatch.setattr(PluginHost, "start", start_and_register)
+    scenario = tmp_path / "restart.yaml"
+    scenario.write_text(RESTART)
+    report_path = tmp_path / "report.json"
+    code = main(["run", str(scenario), "--driver-cmd", driver_cmd, "--json", str(report_path)])
+    (result,) = json.loads(report_path.read_text())["results"]
+    assert code == 0, result.get("failure")
+    outcomes = [e.get("outcome") for e in result["journal"] if e["kind"] == "registration"]
+    assert outcomes == ["registered", "registered"], outcomes
