@@ -90,12 +90,14 @@ class HeldRun:
     log: Path
 
 
-def start_held_run(base: Path, driver_cmd: str, log: Path, *extra: str) -> HeldRun:
-    """Start ``drasim run`` on the hold scenario and wait until its driver registered."""
+def start_held_run(
+    base: Path, driver_cmd: str, log: Path, *extra: str, scenario: Path = HOLD_SCENARIO
+) -> HeldRun:
+    """Start ``drasim run`` on a hold scenario and wait until its driver registered."""
     env = _env()
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "drasim", "run", str(HOLD_SCENARIO), "--driver-cmd", driver_cmd,
+            [sys.executable, "-m", "drasim", "run", str(scenario), "--driver-cmd", driver_cmd,
              "--workspace-dir", str(base), *extra],
             stdout=out,
             stderr=subprocess.STDOUT,
