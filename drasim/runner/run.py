@@ -21,7 +21,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeVar
 
@@ -29,7 +29,7 @@ from drasim.errors import DrasimError
 from drasim.runner.backend_choice import backend_skip_reason
 from drasim.runner.context import StepFailure
 from drasim.runner.drivers import ProcessDriverHandle
-from drasim.runner.session import Interruption, StepSession, describe_step
+from drasim.runner.session import SIGNAL_POLL_SECONDS, Interruption, StepSession, describe_step
 from drasim.runner.world import RunOptions, SimulatedCrash, World, open_world
 from drasim.scenario.limits import DEFAULT_SCENARIO_TIMEOUT
 from drasim.scenario.registry import Step
@@ -365,12 +365,16 @@ def run_scenarios(
                 reporter.scenario_finished(result)
 
     # Scenarios work in threads and the main thread waits, so Ctrl-C reaches it at once even
-    # while a step is blocked in an RPC (see Interruption).
+    # while a step is blocked in an RPC (see Interruption). It waits in short slices
+    # (SIGNAL_POLL_SECONDS: a signal the kernel gave another thread is handled at the next).
     pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="drasim-scenario")
     try:
         futures = [pool.submit(one, i) for i in range(len(runs))]
-        for future in futures:
-            future.result()
+        pending = set(futures)
+        while pending:
+            ended, pending = wait(pending, timeout=SIGNAL_POLL_SECONDS, return_when=FIRST_EXCEPTION)
+            for future in ended:
+                future.result()  # a scenario thread's own error (the reporter's closed pipe, say)
     except BaseException:
         # Ctrl-C, or the reporter failing (`drasim run | head` closes the pipe): the scenario
         # running now stops at its next step and cleans up, the others do not start. Nothing
