@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,10 +31,10 @@ from drasim.scenario.registry import Step
 from drasim.scenario.typeinfo import camel
 
 ABORT_GRACE = 10.0
-#: How often (real seconds) a main thread waiting for scenario work lets Python run a pending
-#: signal handler: the kernel may deliver SIGINT/SIGTERM to another thread, and Python runs the
-#: handler only when the main thread next runs Python code, which a wait without a time limit
-#: (or with a long one) would put off until the work ended.
+#: How often (real seconds) ``drasim run``'s main thread, waiting for the scenario threads, lets
+#: Python run a pending signal handler: the kernel may deliver SIGINT/SIGTERM to another thread,
+#: and Python runs the handler only when the main thread next runs Python code, which a wait
+#: without a time limit would put off until the scenarios ended.
 SIGNAL_POLL_SECONDS = 0.2
 """Real seconds a timed-out run's step gets to return once its node was stopped."""
 
@@ -178,10 +177,8 @@ class StepSession:
         name = f"drasim-scenario-{self.world.scenario.name}"
         worker = threading.Thread(target=work, name=name, daemon=True)
         worker.start()
-        deadline = time.monotonic() + limit
         try:
-            while worker.is_alive() and (left := deadline - time.monotonic()) > 0:
-                worker.join(min(left, SIGNAL_POLL_SECONDS))
+            worker.join(limit)
         except BaseException:  # Ctrl-C: stop the node before leaving
             self.world.abort()
             worker.join(ABORT_GRACE)
