@@ -370,36 +370,33 @@ class FileCheckpointStore:
         if spare is None:
             _release(held)
             return -1, "", None, 0
+        info: os.stat_result | None = None
+        pieces: list[bytes] | None = None
         if held is not None and held.fd >= 0:
             fd = held.fd
-            try:
+            with contextlib.suppress(OSError):
                 info = os.stat(spare)
-            except OSError:
-                info = None
-            if info is not None and info.st_nlink == 1 and (info.st_dev, info.st_ino) == held.ident[:2]:
-                unchanged = (info.st_size, info.st_mtime_ns) == held.ident[2:]
-                try:
-                    if info.st_mode & 0o777 != 0o600:  # a target someone else created
-                        os.fchmod(fd, 0o600)
-                    return fd, spare, held.pieces if unchanged else None, info.st_size
-                except OSError:
-                    pass
-            os.close(fd)
+            if info is not None and (info.st_dev, info.st_ino) != held.ident[:2]:
+                info = None  # the name leads elsewhere now
+            elif info is not None and (info.st_size, info.st_mtime_ns) == held.ident[2:]:
+                pieces = held.pieces
         else:  # a file this store did not write (the first write after a start): opened by name
             try:
                 fd = os.open(spare, _SPARE_FLAGS)
             except OSError:
                 fd = -1
             if fd >= 0:
-                try:
+                with contextlib.suppress(OSError):
                     info = os.fstat(fd)
-                    if info.st_nlink == 1:  # only our name: nobody else can see it
-                        if info.st_mode & 0o777 != 0o600:
-                            os.fchmod(fd, 0o600)
-                        return fd, spare, None, info.st_size
+        if fd >= 0:
+            if info is not None and info.st_nlink == 1:  # only our name: nobody else can see it
+                try:
+                    if info.st_mode & 0o777 != 0o600:  # a target someone else created
+                        os.fchmod(fd, 0o600)
+                    return fd, spare, pieces, info.st_size
                 except OSError:
                     pass
-                os.close(fd)
+            os.close(fd)
         with contextlib.suppress(OSError):
             os.unlink(spare)
         self._draw_spare_names()
