@@ -29,12 +29,18 @@ from drasim.errors import DrasimError
 from drasim.runner.backend_choice import backend_skip_reason
 from drasim.runner.context import StepFailure
 from drasim.runner.drivers import ProcessDriverHandle
-from drasim.runner.session import SIGNAL_POLL_SECONDS, Interruption, StepSession, describe_step
+from drasim.runner.session import Interruption, StepSession, describe_step
 from drasim.runner.world import RunOptions, SimulatedCrash, World, open_world
 from drasim.scenario.limits import DEFAULT_SCENARIO_TIMEOUT
 from drasim.scenario.registry import Step
 from drasim.scenario.schema import Scenario
 from drasim.timescale import effective_time_scale
+
+#: How often (real seconds) the main thread, waiting for the scenario threads, lets Python run a
+#: pending signal handler: the kernel may deliver SIGINT/SIGTERM to another thread, and Python
+#: runs the handler only when the main thread next runs Python code, which a wait without a time
+#: limit would put off until the scenarios ended.
+SIGNAL_POLL_SECONDS = 0.2
 
 INTERRUPTED = "interrupted (Ctrl-C or SIGTERM): the scenario stopped and its node was torn down"
 
@@ -205,6 +211,13 @@ def _skip_reason(
     return reason
 
 
+def _new_result(results: ResultBuilder[R], scenario: Scenario, status: Status, options: RunOptions) -> R:
+    """A result for ``scenario`` that records the time scale it runs at (``--time-scale`` included)."""
+    result = results.scenario(scenario, status)
+    result.time_scale = effective_time_scale(scenario.spec.kubelet.time_scale, options.time_scale)
+    return result
+
+
 def run_scenario(
     scenario: Scenario,
     options: RunOptions | None = None,
@@ -226,8 +239,7 @@ def run_scenario(
 
     options = options or RunOptions()
     started = time.monotonic()
-    result = results.scenario(scenario, "passed")
-    result.time_scale = effective_time_scale(scenario.spec.kubelet.time_scale, options.time_scale)
+    result = _new_result(results, scenario, "passed", options)
     result.kubelet_version, reason = resolve_version(scenario, options)
     if options.kubelet_version:
         result.name = matrix_name(scenario.name, result.kubelet_version)
@@ -333,8 +345,7 @@ def run_scenarios(
     interruption = Interruption()
 
     def skipped(scenario: Scenario, name: str, reason: str) -> R:
-        result = results.scenario(scenario, "skipped")
-        result.time_scale = effective_time_scale(scenario.spec.kubelet.time_scale, options.time_scale)
+        result = _new_result(results, scenario, "skipped", options)
         result.name, result.skip_reason = name, reason
         return result
 

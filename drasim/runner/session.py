@@ -31,11 +31,6 @@ from drasim.scenario.registry import Step
 from drasim.scenario.typeinfo import camel
 
 ABORT_GRACE = 10.0
-#: How often (real seconds) ``drasim run``'s main thread, waiting for the scenario threads, lets
-#: Python run a pending signal handler: the kernel may deliver SIGINT/SIGTERM to another thread,
-#: and Python runs the handler only when the main thread next runs Python code, which a wait
-#: without a time limit would put off until the scenarios ended.
-SIGNAL_POLL_SECONDS = 0.2
 """Real seconds a timed-out run's step gets to return once its node was stopped."""
 
 

@@ -128,7 +128,7 @@ class KubeletRuntime:
     host: PluginHost
     scheduler: ManualScheduler
     started_at: float
-    checkpoint: FileCheckpointStore | None = None
+    checkpoint: FileCheckpointStore
     """The kubelet's checkpoint store, closed when the kubelet stops (it keeps files open)."""
 
 
@@ -690,8 +690,7 @@ class World:
         if runtime is not None:
             runtime.host.stop()
             runtime.scheduler.stop()
-            if runtime.checkpoint is not None:
-                runtime.checkpoint.close()
+            runtime.checkpoint.close()
             self.journal.record("kubelet", operation="stop", error=None)
 
     # SliceWiper port, used by the kubelet's plugin manager.
