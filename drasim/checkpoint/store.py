@@ -72,6 +72,11 @@ DRA_MANAGER_STATE_FILE = "dra_manager_state"
 #: keep O(N^2) entry copies (about 2 GB for 1000 pods).
 JOURNAL_ENTRIES_LIMIT = 64
 
+#: Without fsync, a file of at least this many bytes is written from the first piece the
+#: spare does not already hold; a smaller one is written whole (one ``pwritev`` either way),
+#: which spares the ``fstat`` that the reuse check needs after every write.
+REUSE_MIN_SIZE = 64 * 1024
+
 _LEGACY_ADVICE = (
     "legacy 1.26-1.30 checkpoint format ({variant} layout): a kubelet 1.31 or later cannot load it "
     "and refuses to start; drain the node and remove the file"
@@ -279,24 +284,33 @@ class FileCheckpointStore:
     def _replace_recycling(self, pieces: list[bytes], size: int) -> None:
         """Write into the spare (or a new temp file), keep the current file as the next spare, rename.
 
-        The spare holds what this store wrote two writes ago; the leading pieces it already
-        holds at the same offsets (the very same ``bytes`` objects: unchanged blocks of
-        entries) are not written again. The descriptors of both files stay open between
-        writes, so a write makes four system calls: ``stat`` of the spare's name, ``pwritev``,
-        ``fstat`` (the identity the next check compares with) and the exchange (``link`` and
-        ``rename`` where the file system has no exchange).
+        The spare holds what this store wrote two writes ago; in a file of at least
+        :data:`REUSE_MIN_SIZE` bytes the leading pieces it already holds at the same offsets
+        (the very same ``bytes`` objects: unchanged blocks of entries) are not written
+        again. The descriptors of both files stay open between writes, so a write makes
+        three system calls: ``stat`` of the spare's name, ``pwritev`` and the exchange
+        (``link`` and ``rename`` where the file system has no exchange); a file that shrank
+        is cut with ``ftruncate``, and a big one's identity after the write (size and
+        modification time, which the next reuse of its pieces compares) is taken with ``fstat``.
         """
-        fd, tmp, held, spare_size = self._take_spare()
+        fd, tmp, held, info = self._take_spare()
         if fd < 0:
             fd, tmp = self._new_spare()
         written = _Held(fd, _NO_IDENTITY, pieces)  # owns ``fd`` from here on
         spare: str | None = None
         try:
-            skip, offset = _common_prefix(pieces, held)
-            _write_at(fd, pieces[skip:] if skip else pieces, offset)
-            if spare_size > size:  # a longer spare: cut its tail (a shorter one grew by the write)
+            if held is None or size < REUSE_MIN_SIZE:
+                _write_at(fd, pieces, 0)
+            else:
+                skip, offset = _common_prefix(pieces, held)
+                _write_at(fd, pieces[skip:] if skip else pieces, offset)
+            if info is not None and info.st_size > size:  # a longer spare: cut its tail
                 os.ftruncate(fd, size)
-            written.ident = _identity(os.fstat(fd))
+            if info is not None and size < REUSE_MIN_SIZE:
+                # Which file it is; its pieces are never reused, so its size and time are not needed.
+                written.ident = (info.st_dev, info.st_ino, -1, -1)
+            else:
+                written.ident = _identity(os.fstat(fd))
             spare = self._put_in_place(tmp)
         except BaseException:
             _release(written)
@@ -357,9 +371,9 @@ class FileCheckpointStore:
             raise
         return spare
 
-    def _take_spare(self) -> tuple[int, str, list[bytes] | None, int]:
+    def _take_spare(self) -> tuple[int, str, list[bytes] | None, os.stat_result | None]:
         """The spare, ready to be overwritten: its descriptor, name, the pieces it holds (``None``:
-        unknown) and its size; or ``(-1, "", None, 0)``: none to reuse.
+        unknown) and its ``stat`` (taken before the write); or ``(-1, "", None, None)``: none to reuse.
 
         It is reused only while its name still leads to it and it has no other name
         (``st_nlink == 1``): nobody else can see it. Its pieces count only while it has the size
@@ -369,17 +383,12 @@ class FileCheckpointStore:
         self._spare = self._spare_held = None
         if spare is None:
             _release(held)
-            return -1, "", None, 0
+            return -1, "", None, None
         info: os.stat_result | None = None
         pieces: list[bytes] | None = None
         if held is not None and held.fd >= 0:
             fd = held.fd
-            with contextlib.suppress(OSError):
-                info = os.stat(spare)
-            if info is not None and (info.st_dev, info.st_ino) != held.ident[:2]:
-                info = None  # the name leads elsewhere now
-            elif info is not None and (info.st_size, info.st_mtime_ns) == held.ident[2:]:
-                pieces = held.pieces
+            info, pieces = _check_kept(spare, held)
         else:  # a file this store did not write (the first write after a start): opened by name
             try:
                 fd = os.open(spare, _SPARE_FLAGS)
@@ -393,14 +402,14 @@ class FileCheckpointStore:
                 try:
                     if info.st_mode & 0o777 != 0o600:  # a target someone else created
                         os.fchmod(fd, 0o600)
-                    return fd, spare, pieces, info.st_size
+                    return fd, spare, pieces, info
                 except OSError:
                     pass
             os.close(fd)
         with contextlib.suppress(OSError):
             os.unlink(spare)
         self._draw_spare_names()
-        return -1, "", None, 0
+        return -1, "", None, None
 
     def _link_current(self, tmp: str) -> str | None:
         """A second name for the current file, to become the spare once it is replaced.
@@ -430,6 +439,21 @@ class FileCheckpointStore:
         if spare is not None:
             with contextlib.suppress(OSError):
                 os.unlink(spare)
+
+
+def _check_kept(name: str, held: _Held) -> tuple[os.stat_result | None, list[bytes] | None]:
+    """``stat`` of ``name`` if it still leads to the kept file ``held`` (else ``None``), and the
+    pieces that file holds if it is unchanged since the store wrote it (else ``None``)."""
+    try:
+        info = os.stat(name)
+    except OSError:
+        return None, None
+    ident = held.ident
+    if info.st_ino != ident[1] or info.st_dev != ident[0]:
+        return None, None  # the name leads elsewhere now
+    if info.st_size == ident[2] and info.st_mtime_ns == ident[3]:
+        return info, held.pieces
+    return info, None
 
 
 class _Held:
