@@ -10,8 +10,8 @@ Kubernetes objects cross these ports as JSON-shaped dicts (``metadata``,
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol, cast, runtime_checkable
 
 from drasim.state import ClaimInfoState
 from drasim.values import ClaimRef, PrepareResult, UnprepareResult
@@ -98,30 +98,11 @@ class Clock(Protocol):
         ...
 
 
-class ReadyList(list[Any]):
-    """A list field of a journal event whose producer vouches it is already JSON-ready.
-
-    Its items are plain JSON values (``str``, ``int``, ``float``, ``bool``, ``None`` and
-    plain ``dict``/``list`` of them) that nobody changes afterwards, so a :class:`Recorder`
-    may keep them without a deep copy (:class:`drasim.journal.Journal` keeps a plain shallow
-    copy). Everywhere else it is an ordinary list.
-    """
-
-    __slots__ = ()
-
-
-class ReadyDict(dict[str, Any]):
-    """A dict field of a journal event that is already JSON-ready, as :class:`ReadyList` says."""
-
-    __slots__ = ()
-
-
 @runtime_checkable
 class Recorder(Protocol):
     """Receives journal events. ``kind`` is one of rpc, api, checkpoint, registration, kubelet, step.
 
-    A field may be a :class:`ReadyList` or :class:`ReadyDict`: JSON-ready already, never
-    changed afterwards, to be kept as the equal plain ``list``/``dict``.
+    Hot producers reach a recorder through :func:`ready_recording`.
     """
 
     def record(self, kind: str, **fields: Any) -> None:
@@ -134,3 +115,34 @@ class NullRecorder:
 
     def record(self, kind: str, **fields: Any) -> None:
         """Ignore the event."""
+
+
+ReadyRecord = Callable[[str, dict[str, Any]], None]
+"""Records one event whose fields the producer vouches for (see :func:`ready_recording`)."""
+
+
+def _drop(kind: str, fields: dict[str, Any]) -> None:  # noqa: ARG001 - a ReadyRecord
+    return None
+
+
+def ready_recording(recorder: Recorder) -> ReadyRecord:
+    """How a producer hands ``recorder`` events it builds itself, on a hot path.
+
+    The producer vouches for the ``fields`` dict it passes: it hands the dict over (keeps
+    no reference to change it), its keys are not ``seq``, ``t`` or ``kind``, and its
+    values are JSON values (``str``, ``int``, finite ``float``, ``bool``, ``None``, plain
+    ``dict``/``list`` of them) that nobody changes afterwards. A
+    :class:`drasim.journal.Journal` then takes the dict as the event's body without
+    checking or copying it (``Journal.record_ready``); a :class:`NullRecorder` is not
+    called at all; any other recorder gets ``record(kind, **fields)``.
+    """
+    if type(recorder) is NullRecorder:
+        return _drop
+    fast = getattr(recorder, "record_ready", None)
+    if callable(fast):
+        return cast(ReadyRecord, fast)
+
+    def record(kind: str, fields: dict[str, Any]) -> None:
+        recorder.record(kind, **fields)
+
+    return record

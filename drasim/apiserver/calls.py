@@ -59,16 +59,19 @@ def guarded(store: ObjectStore, call: ApiCall, action: Callable[[ApiFault | None
         code = err.code
         raise
     finally:
-        store.recorder.record(
+        rtype = call.rtype
+        store.record_ready(
             "api",
-            verb=call.verb,
-            resource=call.rtype.resource,
-            subresource=call.subresource,
-            group=call.rtype.group,
-            version=call.version,
-            namespace=call.namespace,
-            name=call.name,
-            code=code,
-            client=call.client,
-            duration=time.monotonic() - start,
+            {
+                "verb": call.verb,
+                "resource": rtype.resource,
+                "subresource": call.subresource,
+                "group": rtype.group,
+                "version": call.version,
+                "namespace": call.namespace,
+                "name": call.name,
+                "code": code,
+                "client": call.client,
+                "duration": time.monotonic() - start,
+            },
         )

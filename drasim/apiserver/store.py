@@ -36,7 +36,7 @@ from drasim.apiserver.status import (
     not_found,
 )
 from drasim.apiserver.watch import ADDED, DELETED, MODIFIED, Watch, WatchEvent, bookmark
-from drasim.interfaces import NullRecorder, Recorder
+from drasim.interfaces import NullRecorder, ReadyRecord, Recorder, ready_recording
 
 KubeObject = dict[str, Any]
 _Key = tuple[str, str]  # (namespace, name)
@@ -70,7 +70,7 @@ class ObjectStore:
             raise ValueError(msg)
         self.registry = Registry(served)
         self.faults = FaultInjector()
-        self.recorder: Recorder = recorder if recorder is not None else NullRecorder()
+        self.recorder = recorder if recorder is not None else NullRecorder()
         self.sleep = sleep
         self._rng = random.Random(seed)
         self._lock = threading.RLock()
@@ -84,6 +84,17 @@ class ObjectStore:
         self._seed_namespaces()
 
     # ----------------------------------------------------------------- helpers
+
+    @property
+    def recorder(self) -> Recorder:
+        """Where the faces journal API calls; ``record_ready`` follows it (see :func:`ready_recording`)."""
+        return self._recorder
+
+    @recorder.setter
+    def recorder(self, value: Recorder) -> None:
+        self._recorder = value
+        self.record_ready: ReadyRecord = ready_recording(value)
+
     def _bucket(self, rtype: ResourceType) -> dict[_Key, KubeObject]:
         return self._objects.setdefault(f"{rtype.group}/{rtype.resource}", {})
 

@@ -58,7 +58,7 @@ from drasim.checkpoint.codec import CheckpointFormat, DecodedCheckpoint
 from drasim.checkpoint.incremental import IncrementalEncoder
 from drasim.errors import CheckpointError, CorruptCheckpointError
 from drasim.fsutil import create_temp_file, fsync_directory
-from drasim.interfaces import NullRecorder, ReadyList, Recorder
+from drasim.interfaces import NullRecorder, Recorder, ready_recording
 from drasim.state import ClaimInfoState
 
 __all__ = ["DRA_MANAGER_STATE_FILE", "FileCheckpointStore"]
@@ -115,6 +115,7 @@ class FileCheckpointStore:
         self.write_share_id = write_share_id
         self.fsync = fsync
         self._recorder: Recorder = recorder if recorder is not None else NullRecorder()
+        self._record_ready = ready_recording(self._recorder)
         # What store_changes() last wrote for its caller: the encoded entries and the
         # caller's token. Another caller, a plain store() or a failed update starts over.
         self._memo: IncrementalEncoder | None = None
@@ -225,7 +226,7 @@ class FileCheckpointStore:
             self._memo, self._memo_owner = memo, owner
             pieces = memo.encode_pieces()
             # The memo's entry dicts are never changed once built: the journal keeps them as they are.
-            shown = ReadyList(memo.items()) if len(memo) <= JOURNAL_ENTRIES_LIMIT else len(memo)
+            shown = memo.items() if len(memo) <= JOURNAL_ENTRIES_LIMIT else len(memo)
             self._write_pieces(pieces, shown)
 
     def _read(self) -> bytes:
@@ -247,7 +248,7 @@ class FileCheckpointStore:
         # The entries' JSON form is built once: for the file and for the journal event.
         items = codec.entries_to_json(entries, share_id=self.write_share_id)
         blob = codec.envelope(codec.data_from_items(items))
-        listed = ReadyList(items or ())  # fresh dicts, kept by nobody else
+        listed = items or []  # fresh dicts, kept by nobody else
         self._write_pieces([blob], listed if len(listed) <= JOURNAL_ENTRIES_LIMIT else len(listed))
 
     def _write_pieces(self, pieces: list[bytes], shown: list[dict[str, Any]] | int) -> None:
@@ -260,8 +261,7 @@ class FileCheckpointStore:
                 self._replace_recycling(pieces, size)
         except OSError as err:
             raise CheckpointError(f"{self.path}: cannot write checkpoint: {err.strerror or err}") from None
-        if not isinstance(self._recorder, NullRecorder):
-            self._recorder.record("checkpoint", path=self._path_text, entries=shown, size=size)
+        self._record_ready("checkpoint", {"path": self._path_text, "entries": shown, "size": size})
 
     def _replace_durably(self, pieces: list[bytes]) -> None:
         """A new ``.<random>`` temp file: write, fsync, rename over the target, fsync the directory."""

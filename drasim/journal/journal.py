@@ -20,7 +20,7 @@ from typing import Any, TypeGuard
 from drasim.clock import RealClock
 from drasim.errors import ConfigError
 from drasim.fsutil import USER_FILE_MODE, atomic_write_text
-from drasim.interfaces import Clock, ReadyDict, ReadyList
+from drasim.interfaces import Clock
 from drasim.journal import kinds
 from drasim.journal.calls import RpcCall, method_matches
 from drasim.journal.convert import to_jsonable
@@ -64,13 +64,28 @@ class Journal:
         """
         self._append(kind, fields, None)
 
-    def _append(self, kind: str, fields: Mapping[str, Any], t: float | None) -> Event:
+    def record_ready(self, kind: str, fields: dict[str, Any]) -> None:
+        """Append one event whose ``fields`` the producer vouches for, as
+        :func:`drasim.interfaces.ready_recording` says: the dict becomes the event's body
+        as it is (no check, no copy). Producers reach it through ``ready_recording``."""
+        with self._lock:
+            event: Event = {
+                "seq": len(self._events) + 1,
+                "t": round(self._now() - self._start, 6),
+                "kind": kind,
+                **fields,
+            }
+            self._events.append(event)
+            if self._waiters:
+                self._cond.notify_all()
+
+    def _append(self, kind: str, body: dict[str, Any], t: float | None) -> Event:
+        """Append one event made of ``body``, a dict the caller hands over (it is not copied)."""
         if not isinstance(kind, str) or not kind:
             msg = f"journal event kind must be a non-empty string, got {kind!r}"
             raise ValueError(msg)
         # Converted before the lock (the conversion may be slow for big payloads). Most
         # fields are plain values: those are checked in C and taken as they are.
-        body: Event = dict(fields)
         if not kinds.RESERVED.isdisjoint(body):
             body = {_field_name(str(k)): v for k, v in body.items()}
         values = body.values()
@@ -84,15 +99,9 @@ class Journal:
             # Only the fields that are not plain (picked in C) are looked at one by one.
             for key in list(compress(body, map(not_, map(_PLAIN.__contains__, map(type, values))))):
                 value = body[key]
-                kind_of = type(value)
-                if kind_of is float and -_INF < value < _INF:
+                if type(value) is float and -_INF < value < _INF:
                     continue
-                if kind_of is ReadyList:  # JSON-ready and never changed: no deep copy
-                    body[key] = list(value)
-                elif kind_of is ReadyDict:
-                    body[key] = dict(value)
-                else:
-                    body[key] = to_jsonable(value)
+                body[key] = to_jsonable(value)
         with self._lock:  # the condition's lock, entered without Condition's Python-level wrapper
             stamp = self._now() - self._start if t is None else t
             event: Event = {"seq": len(self._events) + 1, "t": round(stamp, 6), "kind": kind, **body}

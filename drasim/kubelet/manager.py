@@ -41,7 +41,15 @@ from drasim.errors import (
     DrasimError,
     KubeletError,
 )
-from drasim.interfaces import CheckpointStore, ClaimReader, Clock, DriverClient, DriverDirectory, Recorder
+from drasim.interfaces import (
+    CheckpointStore,
+    ClaimReader,
+    Clock,
+    DriverClient,
+    DriverDirectory,
+    Recorder,
+    ready_recording,
+)
 from drasim.kubelet.batches import prepare_batch, unprepare_batch
 from drasim.kubelet.claiminfo import ClaimInfo, ClaimInfoCache, new_claim_info_from_claim
 from drasim.kubelet.containers import container_claim_infos, get_resources, get_resources_by_device
@@ -124,6 +132,7 @@ class Manager:
         self._drivers = drivers
         self._clock = clock
         self._recorder = recorder
+        self._record_ready = ready_recording(recorder)
         self._hooks = hooks
         self.metrics = metrics if metrics is not None else Metrics()
         self.feature_gates = feature_gates if feature_gates is not None else FeatureGates()
@@ -251,13 +260,15 @@ class Manager:
         self.metrics.observe(OPERATIONS_DURATION, duration, operation_name=operation, is_error=is_error)
         wrapped = None if failure is None else KubeletError(f"{prefix}: {failure}")
         ref, uid = (view.ref, view.uid) if view is not None else _pod_ref(pod)
-        self._recorder.record(
+        self._record_ready(
             "kubelet",
-            operation=operation,
-            pod=ref,
-            pod_uid=uid,
-            error=None if wrapped is None else str(wrapped),
-            duration=duration,
+            {
+                "operation": operation,
+                "pod": ref,
+                "pod_uid": uid,
+                "error": None if wrapped is None else str(wrapped),
+                "duration": duration,
+            },
         )
         if wrapped is not None:
             raise wrapped from failure

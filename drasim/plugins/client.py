@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import grpc
 
 from drasim.errors import RpcError
-from drasim.interfaces import Clock, NullRecorder, Recorder
+from drasim.interfaces import Clock, NullRecorder, Recorder, ready_recording
 from drasim.metrics import Metrics
 from drasim.plugins import conversion
 from drasim.values import ClaimRef, PrepareResult, UnprepareResult
@@ -128,6 +128,7 @@ class GrpcDriverClient:
         self.call_timeout = call_timeout
         self._clock = clock
         self._recorder = recorder if recorder is not None else NullRecorder()
+        self._record_ready = ready_recording(self._recorder)
         self._metrics = metrics
         if metrics is not None:
             metrics.describe(GRPC_METRIC, kind="histogram", help_text=GRPC_METRIC_HELP)
@@ -280,17 +281,19 @@ class GrpcDriverClient:
             self._metrics.observe(
                 GRPC_METRIC, duration, driver_name=self._driver_name, method_name=path, grpc_status_code=code
             )
-        self._recorder.record(
+        self._record_ready(
             "rpc",
-            side="kubelet",
-            driver=self._driver_name,
-            endpoint=self._endpoint,
-            method=path,
-            request=conversion.claims_json(claims),
-            response=response,
-            code=code,
-            error=error,
-            duration=duration,
+            {
+                "side": "kubelet",
+                "driver": self._driver_name,
+                "endpoint": self._endpoint,
+                "method": path,
+                "request": conversion.claims_json(claims),
+                "response": response,
+                "code": code,
+                "error": error,
+                "duration": duration,
+            },
         )
 
 

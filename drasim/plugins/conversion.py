@@ -17,7 +17,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from drasim.apiversions import DRA_APIS, DRA_V1, DRA_V1ALPHA4, DRA_V1BETA1, dra_api
-from drasim.interfaces import ReadyDict
 from drasim.values import ClaimRef, Device, PrepareResult, UnprepareResult
 
 V1_SERVICE = DRA_V1
@@ -176,8 +175,8 @@ def nil_map_keys(data: bytes) -> set[str]:
 
 
 def claims_json(claims: Sequence[ClaimRef]) -> dict[str, Any]:
-    """Journal form of a prepare/unprepare request (fresh plain values: kept as they are)."""
-    return ReadyDict(claims=[{"namespace": c.namespace, "uid": c.uid, "name": c.name} for c in claims])
+    """Journal form of a prepare/unprepare request (fresh plain values, shared with nobody)."""
+    return {"claims": [{"namespace": c.namespace, "uid": c.uid, "name": c.name} for c in claims]}
 
 
 def device_json(device: Device) -> dict[str, Any]:
@@ -194,7 +193,7 @@ def device_json(device: Device) -> dict[str, Any]:
 
 
 def prepare_json(results: Mapping[str, PrepareResult | None]) -> dict[str, Any]:
-    """Journal form of a NodePrepareResources reply (fresh plain values: kept as they are)."""
+    """Journal form of a NodePrepareResources reply (fresh plain values, shared with nobody)."""
     claims: dict[str, Any] = {}
     for uid, result in results.items():
         claims[uid] = (
@@ -202,9 +201,9 @@ def prepare_json(results: Mapping[str, PrepareResult | None]) -> dict[str, Any]:
             if result is None
             else {"devices": [device_json(d) for d in result.devices], "error": result.error}
         )
-    return ReadyDict(claims=claims)
+    return {"claims": claims}
 
 
 def unprepare_json(results: Mapping[str, UnprepareResult | None]) -> dict[str, Any]:
-    """Journal form of a NodeUnprepareResources reply (fresh plain values: kept as they are)."""
-    return ReadyDict(claims={uid: None if r is None else {"error": r.error} for uid, r in results.items()})
+    """Journal form of a NodeUnprepareResources reply (fresh plain values, shared with nobody)."""
+    return {"claims": {uid: None if r is None else {"error": r.error} for uid, r in results.items()}}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -352,28 +353,60 @@ def test_describe_event_lines():
     ]
 
 
-def test_ready_values_are_kept_as_equal_plain_containers_without_a_deep_copy():
-    from drasim.interfaces import ReadyDict, ReadyList
+def test_ready_events_are_kept_as_handed_over_and_equal_to_recorded_ones():
+    from drasim.interfaces import ready_recording
 
     entry = {"ClaimName": "gpu", "PodUIDs": {"p1": {}}, "DriverState": None}
     response = {"u1": {"devices": [], "error": None}}
     journal = Journal(clock=VirtualClock())
-    journal.record("checkpoint", path="/x", entries=ReadyList([entry]), size=3)
-    journal.record("rpc", request=ReadyDict(claims=[]), response=ReadyDict(claims=response))
+    record = ready_recording(journal)
+    assert record == journal.record_ready
+    record("checkpoint", {"path": "/x", "entries": [entry], "size": 3})
+    record("rpc", {"request": {"claims": []}, "response": {"claims": response}, "duration": 0.5})
     checkpoint, call = journal.events()
-    assert type(checkpoint["entries"]) is list
+    assert list(checkpoint) == ["seq", "t", "kind", "path", "entries", "size"]
+    assert (checkpoint["seq"], checkpoint["kind"], call["seq"], call["kind"]) == (1, "checkpoint", 2, "rpc")
     assert checkpoint["entries"] == [entry]
-    assert checkpoint["entries"][0] is entry  # the producer vouches it never changes
-    assert type(call["request"]) is dict
-    assert call["request"] == {"claims": []}
-    assert type(call["response"]) is dict
+    assert checkpoint["entries"][0] is entry  # the producer vouches it never changes: no copy
     assert call["response"]["claims"] is response
-    # The JSON form is what the deep conversion of the same values gives.
+    # The same events recorded the ordinary way (deep conversion) give the same JSON lines.
     plain = Journal(clock=VirtualClock())
     plain.record("checkpoint", path="/x", entries=[entry], size=3)
-    plain.record("rpc", request={"claims": []}, response={"claims": response})
-    assert [json.dumps(e) for e in journal.events()] == [json.dumps(e) for e in plain.events()]
-    # Recorders other than the journal see ordinary lists and dicts; conversion copies them.
-    assert to_jsonable(ReadyList([entry])) == [entry]
-    assert to_jsonable(ReadyList([entry]))[0] is not entry
-    assert to_jsonable(ReadyDict(a=(1, 2))) == {"a": [1, 2]}
+    plain.record("rpc", request={"claims": []}, response={"claims": response}, duration=0.5)
+    assert plain.to_jsonl() == journal.to_jsonl()
+    assert plain.events()[0]["entries"][0] is not entry
+
+
+def test_ready_recording_reaches_other_recorders_through_record_and_skips_the_null_one():
+    from drasim.interfaces import NullRecorder, ready_recording
+
+    seen: list[tuple[str, dict[str, object]]] = []
+
+    class Listing:
+        def record(self, kind: str, **fields: object) -> None:
+            seen.append((kind, fields))
+
+    ready_recording(Listing())("api", {"verb": "get", "code": 200})
+    assert seen == [("api", {"verb": "get", "code": 200})]
+    ready_recording(NullRecorder())("api", {"verb": "get"})  # dropped, and nothing fails
+    assert len(seen) == 1
+
+
+def test_a_waiter_is_woken_by_an_event_recorded_ready_from_another_thread():
+    journal = Journal()
+    mark = journal.mark()
+
+    def record_once_waited_on() -> None:
+        deadline = time.monotonic() + 10
+        while not journal._waiters and time.monotonic() < deadline:  # until wait_for is blocked
+            time.sleep(0)
+        journal.record_ready("rpc", {"method": "m"})
+
+    worker = threading.Thread(target=record_once_waited_on)
+    worker.start()
+    started = time.monotonic()
+    event = journal.wait_for(30, "rpc", since_seq=mark, method="m")
+    worker.join(10)
+    assert event is not None
+    assert event["method"] == "m"
+    assert time.monotonic() - started < 20  # woken by the notify, not by the timeout
