@@ -63,25 +63,27 @@ class _Block:
         self.items = items
         self._inner: bytes | None = None
         self._escaped: bytes | None = None
-        self._crc = 0
-        self._crc_lead = 0
+        self._crc = self._crc_lead = -1  # -1: not computed yet
 
     def changed(self) -> None:
         self._inner = self._escaped = None
+        self._crc = self._crc_lead = -1
 
     def inner_text(self) -> bytes:
-        """The block's entries' JSON joined by commas; computes their CRCs with it."""
+        """The block's entries' JSON joined by commas."""
         if self._inner is None:
             self._inner = b",".join(self.inner)
-            self._crc = zlib.crc32(self._inner)
-            if crc.AVAILABLE:
-                self._crc_lead = crc.combine(_COMMA_CRC, self._crc, len(self._inner))
         return self._inner
 
     def crc(self, *, lead: bool) -> int:
-        """CRC-32 of the inner text, with a leading comma when ``lead``."""
-        self.inner_text()
-        return self._crc_lead if lead else self._crc
+        """CRC-32 of the inner text, with a leading comma when ``lead`` (computed once, when asked)."""
+        if lead:
+            if self._crc_lead < 0:
+                self._crc_lead = zlib.crc32(self.inner_text(), _COMMA_CRC)
+            return self._crc_lead
+        if self._crc < 0:
+            self._crc = zlib.crc32(self.inner_text())
+        return self._crc
 
     def escaped_text(self) -> bytes:
         if self._escaped is None:
@@ -227,20 +229,21 @@ class IncrementalEncoder:
         del pieces[2 * clean if clean else 1 :], chain[clean:]
         checksum = chain[-1] if chain else self._prefix_crc
         fast = crc.AVAILABLE
-        combine = crc.combine
         for number in range(clean, len(blocks)):
             block = blocks[number]
+            changed = block._inner is None
             inner = block.inner_text()
             if number:
                 pieces.append(b",")
             pieces.append(block.escaped_text())
-            if fast:
-                lead = number > 0
-                checksum = combine(checksum, block.crc(lead=lead), len(inner) + lead)
-            else:
+            if changed or not fast:
+                # A block re-joined now is read once anyway: its bytes go into the running CRC.
                 if number:
                     checksum = zlib.crc32(b",", checksum)
                 checksum = zlib.crc32(inner, checksum)
+            else:  # an unchanged block after a changed one: its own CRC, combined without a read
+                lead = number > 0
+                checksum = crc.combine(checksum, block.crc(lead=lead), len(inner) + lead)
             chain.append(checksum)
         self._clean = len(blocks)
         checksum = zlib.crc32(self._suffix, checksum)
