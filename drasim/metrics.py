@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 Labels = tuple[tuple[str, str], ...]
@@ -69,12 +69,37 @@ class _Family:
     series: dict[Labels, _HistogramSeries | float] = field(default_factory=dict)
 
 
+class Histogram:
+    """One histogram series, held to observe into again and again (:meth:`Metrics.histogram`)."""
+
+    __slots__ = ("_lock", "_series")
+
+    def __init__(self, lock: threading.Lock, series: _HistogramSeries) -> None:
+        self._lock = lock
+        self._series = series
+
+    def observe(self, value: float) -> None:
+        """Add one observation (as :meth:`Metrics.observe` does)."""
+        series = self._series
+        with self._lock:
+            buckets = series.buckets
+            index = bisect.bisect_left(buckets, value)
+            if index < len(buckets):
+                counts = series.counts
+                if not counts:
+                    counts = series.counts = [0] * len(buckets)
+                counts[index] += 1
+            series.total += value
+            series.count += 1
+
+
 class Metrics:
     """Histograms and gauges keyed by name and labels."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._families: dict[str, _Family] = {}
+        self._collectors: dict[str, Callable[[], Sequence[tuple[Mapping[str, str], float]]]] = {}
 
     def describe(
         self, name: str, *, kind: str, help_text: str, buckets: Sequence[float] = DEFAULT_BUCKETS
@@ -82,6 +107,23 @@ class Metrics:
         """Declare a family (idempotent) so it shows in output before its first sample."""
         with self._lock:
             self._families.setdefault(name, _Family(name, kind, help_text, tuple(buckets)))
+
+    def collect(self, name: str, samples: Callable[[], Sequence[tuple[Mapping[str, str], float]]]) -> None:
+        """Compute gauge family ``name`` when it is read: ``samples()`` gives every series then
+        (as :meth:`set_gauge_family` takes them), like a Prometheus collector. A later call for
+        the same name replaces the earlier collector. ``samples`` is called without this
+        registry's lock held, from whichever thread reads."""
+        with self._lock:
+            self._collectors[name] = samples
+
+    def _collected(self) -> None:
+        """Run the collectors, before a read."""
+        if not self._collectors:
+            return
+        with self._lock:
+            collectors = list(self._collectors.items())
+        for name, samples in collectors:
+            self.set_gauge_family(name, samples())
 
     def _family(self, name: str, kind: str) -> _Family:
         family = self._families.get(name)
@@ -109,6 +151,18 @@ class Metrics:
             series.total += value
             series.count += 1
 
+    def histogram(self, name: str, **labels: str) -> Histogram:
+        """The histogram series of ``name`` with ``labels`` (created, empty, if new), for a caller
+        that observes into the same series often: its :meth:`Histogram.observe` skips the lookup."""
+        key = _labels(labels)
+        with self._lock:
+            family = self._families.get(name) or self._family(name, "histogram")
+            series = family.series.get(key)
+            if series is None:
+                series = family.series[key] = _HistogramSeries(family.buckets)
+            assert isinstance(series, _HistogramSeries)
+        return Histogram(self._lock, series)
+
     def set_gauge(self, name: str, value: float, **labels: str) -> None:
         """Set a gauge series."""
         with self._lock:
@@ -127,6 +181,7 @@ class Metrics:
 
     def gauge(self, name: str, **labels: str) -> float | None:
         """A gauge's value, or ``None`` if the series was never set."""
+        self._collected()
         with self._lock:
             family = self._families.get(name)
             value = None if family is None else family.series.get(_labels(labels))
@@ -134,6 +189,7 @@ class Metrics:
 
     def histogram_count(self, name: str, **labels: str) -> int:
         """How many observations a histogram series holds (0 if none)."""
+        self._collected()
         with self._lock:
             family = self._families.get(name)
             series = None if family is None else family.series.get(_labels(labels))
@@ -141,6 +197,7 @@ class Metrics:
 
     def series(self, name: str) -> dict[Labels, float | int]:
         """Every series of a family: gauge values, or histogram counts."""
+        self._collected()
         with self._lock:
             family = self._families.get(name)
             if family is None:
@@ -153,6 +210,7 @@ class Metrics:
     def to_text(self) -> str:
         """Prometheus text exposition format, families and series sorted."""
         lines: list[str] = []
+        self._collected()
         with self._lock:
             for name in sorted(self._families):
                 family = self._families[name]

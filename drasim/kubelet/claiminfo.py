@@ -212,16 +212,16 @@ class ClaimInfoCache:
         self._claims_of_pod: dict[str, set[str]] = {}  # pod UID -> keys
         self._in_use_of: dict[str, tuple[str, ...]] = {}  # key of a prepared claim -> its drivers
         self._in_use: dict[str, int] = {}  # driver -> prepared claims
-        self._published: list[tuple[str, int]] | None = None  # the gauge samples last set
-        self._in_use_changed = True  # the counts may differ from the samples last set
         for entry in entries:
             self.add(new_claim_info_from_state(entry))
         metrics.describe(CLAIMS_IN_USE, kind="gauge", help_text=_CLAIMS_IN_USE_HELP)
-        self._publish_claims_in_use()
+        # Like upstream's collector, the gauge is computed when metrics are read, not kept
+        # up to date on every change (a restarted kubelet's cache takes the family over).
+        metrics.collect(CLAIMS_IN_USE, self._claims_in_use_samples)
 
     def write_locked(self) -> AbstractContextManager[None]:
-        """Mirrors ``withLock``; the claims-in-use gauge is refreshed on the way out."""
-        return _WriteLocked(self)
+        """Mirrors ``withLock``."""
+        return _WriteLocked(self.lock)
 
     def read_locked(self) -> AbstractContextManager[None]:
         """Mirrors ``withRLock``."""
@@ -301,7 +301,6 @@ class ClaimInfoCache:
                 self._claims_of_pod.setdefault(uid, set()).add(key)
 
     def _reindex_in_use(self, key: str, drivers: tuple[str, ...] | None) -> None:
-        self._in_use_changed = True  # the gauge is set again on the next write-lock release
         for driver in self._in_use_of.pop(key, ()):
             count = self._in_use[driver] - 1
             if count:
@@ -354,37 +353,26 @@ class ClaimInfoCache:
         counts[ANY_DRIVER] = len(self._in_use_of)
         return counts
 
-    def _publish_claims_in_use(self) -> None:
-        if not self._unindexed and not self._in_use_changed:
-            return  # nothing touched since the samples were last set
-        self._refresh()
-        if not self._in_use_changed:
-            return
-        self._in_use_changed = False
-        counts = sorted(self.claims_in_use().items())
-        if counts == self._published:
-            return  # the family already holds exactly these samples (only this cache sets it)
-        samples = [({"driver_name": driver}, float(count)) for driver, count in counts]
-        self._metrics.set_gauge_family(CLAIMS_IN_USE, samples)
-        self._published = counts
+    def _claims_in_use_samples(self) -> list[tuple[dict[str, str], float]]:
+        """The claims-in-use gauge's samples now (upstream ``claimInfoCollector``), under the read lock."""
+        with self.read_locked():
+            counts = self.claims_in_use()
+        return [({"driver_name": driver}, float(count)) for driver, count in sorted(counts.items())]
 
 
 class _WriteLocked:
     """``with cache.write_locked():`` without a generator per use (it runs several times per call)."""
 
-    __slots__ = ("_cache",)
+    __slots__ = ("_lock",)
 
-    def __init__(self, cache: ClaimInfoCache) -> None:
-        self._cache = cache
+    def __init__(self, lock: RWLock) -> None:
+        self._lock = lock
 
     def __enter__(self) -> None:
-        self._cache.lock.acquire_write()
+        self._lock.acquire_write()
 
     def __exit__(self, *exc: object) -> None:
-        try:
-            self._cache._publish_claims_in_use()
-        finally:
-            self._cache.lock.release_write()
+        self._lock.release_write()
 
 
 class _ReadLocked:

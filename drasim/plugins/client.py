@@ -20,7 +20,7 @@ import grpc
 
 from drasim.errors import RpcError
 from drasim.interfaces import Clock, NullRecorder, Recorder, ready_recording
-from drasim.metrics import Metrics
+from drasim.metrics import Histogram, Metrics
 from drasim.plugins import conversion
 from drasim.values import ClaimRef, PrepareResult, UnprepareResult
 
@@ -132,6 +132,7 @@ class GrpcDriverClient:
         self._metrics = metrics
         if metrics is not None:
             metrics.describe(GRPC_METRIC, kind="histogram", help_text=GRPC_METRIC_HELP)
+        self._histograms: dict[tuple[str, str], Histogram] = {}  # (method path, code) -> series
         self._on_connected = on_connected
         self._lock = threading.Lock()
         self._connected = False
@@ -278,9 +279,12 @@ class GrpcDriverClient:
     ) -> None:
         duration = time.monotonic() - start
         if self._metrics is not None:
-            self._metrics.observe(
-                GRPC_METRIC, duration, driver_name=self._driver_name, method_name=path, grpc_status_code=code
-            )
+            histogram = self._histograms.get((path, code))
+            if histogram is None:
+                histogram = self._histograms[path, code] = self._metrics.histogram(
+                    GRPC_METRIC, driver_name=self._driver_name, method_name=path, grpc_status_code=code
+                )
+            histogram.observe(duration)
         self._record_ready(
             "rpc",
             {

@@ -35,3 +35,43 @@ def test_label_order_does_not_matter():
     metrics.observe("d", 0.01, b="2", a="1")
     assert metrics.histogram_count("d", b="2", a="1") == 2
     assert list(metrics.series("d")) == [(("a", "1"), ("b", "2"))]
+
+
+def test_a_collected_gauge_is_computed_when_read_and_a_later_collector_takes_over() -> None:
+    metrics = Metrics()
+    metrics.describe("in_use", kind="gauge", help_text="claims in use")
+    current = {"a": 1.0}
+    calls: list[str] = []
+
+    def first() -> list[tuple[dict[str, str], float]]:
+        calls.append("first")
+        return [({"driver_name": name}, value) for name, value in sorted(current.items())]
+
+    metrics.collect("in_use", first)
+    assert calls == []  # nothing is computed until somebody reads
+    assert metrics.gauge("in_use", driver_name="a") == 1.0
+    current.pop("a")
+    current["b"] = 2.0
+    assert metrics.series("in_use") == {(("driver_name", "b"),): 2.0}  # "a" is gone, not stale
+    assert 'in_use{driver_name="b"} 2' in metrics.to_text()
+    assert "# HELP in_use claims in use" in metrics.to_text()
+    metrics.collect("in_use", lambda: [({"driver_name": "c"}, 3.0)])
+    calls.clear()
+    assert metrics.gauge("in_use", driver_name="c") == 3.0
+    assert metrics.gauge("in_use", driver_name="b") is None
+    assert calls == []  # the replaced collector is not asked any more
+
+
+def test_a_held_histogram_series_counts_like_observe() -> None:
+    held, plain = Metrics(), Metrics()
+    for metrics in (held, plain):
+        metrics.describe("d", kind="histogram", help_text="h", buckets=(0.1, 1.0))
+    series = held.histogram("d", op="x", code="OK")
+    assert held.histogram_count("d", code="OK", op="x") == 0  # the series exists, empty
+    for value in (0.05, 0.1, 0.5, 7.0):
+        series.observe(value)
+        plain.observe("d", value, op="x", code="OK")
+    assert held.to_text() == plain.to_text()
+    assert held.histogram("d", op="x", code="OK") is not series  # a new handle ...
+    held.histogram("d", code="OK", op="x").observe(0.2)  # ... on the same series
+    assert held.histogram_count("d", op="x", code="OK") == 5
