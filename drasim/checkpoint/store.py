@@ -293,14 +293,13 @@ class FileCheckpointStore:
         is cut with ``ftruncate``, and a big one's identity after the write (size and
         modification time, which the next reuse of its pieces compares) is taken with ``fstat``.
         """
-        fd, tmp, held, info = self._take_spare()
-        if fd < 0:
-            fd, tmp = self._new_spare()
+        fd, tmp, held, info = self._spare_for(size)
         written = _Held(fd, _NO_IDENTITY, pieces)  # owns ``fd`` from here on
         spare: str | None = None
         try:
             if held is None or size < REUSE_MIN_SIZE:
-                _write_at(fd, pieces, 0)
+                if type(os) is not _MODULE or len(pieces) > _IOV_MAX or os.pwritev(fd, pieces, 0) != size:
+                    _write_at(fd, pieces, 0)  # the general way (a short write is written again)
             else:
                 skip, offset = _common_prefix(pieces, held)
                 _write_at(fd, pieces[skip:] if skip else pieces, offset)
@@ -328,6 +327,20 @@ class FileCheckpointStore:
             # Its descriptor and pieces hold only if the file linked is the one this store
             # wrote last: the next write's check compares the name's inode with the descriptor's.
             self._spare, self._spare_held = spare, replaced
+
+    def _spare_for(self, size: int) -> tuple[int, str, list[bytes] | None, os.stat_result | None]:
+        """The file to write ``size`` bytes into: as :meth:`_take_spare` (the pieces are left out
+        for a small file), or a new one (no ``stat``) when there is no spare to reuse."""
+        kept, name = self._spare_held, self._spare
+        if size < REUSE_MIN_SIZE and kept is not None and name is not None:
+            info = _kept_spare(name, kept)
+            if info is not None:  # the usual write: the spare is as this store left it
+                self._spare = self._spare_held = None
+                return kept.fd, name, None, info
+        fd, name, held, info = self._take_spare()
+        if fd < 0:
+            fd, name = self._new_spare()
+        return fd, name, held, info
 
     def _new_spare(self) -> tuple[int, str]:
         """A new empty file under the first spare name (mode 0600), opened for writing."""
@@ -441,6 +454,27 @@ class FileCheckpointStore:
                 os.unlink(spare)
 
 
+def _kept_spare(name: str, held: _Held) -> os.stat_result | None:
+    """``stat`` of the spare ``name`` when it can be written at once: it still leads to the kept
+    file ``held`` (descriptor open), has no other name and mode 0600, and ``os`` is the real module
+    (the checks :meth:`FileCheckpointStore._take_spare` makes); else ``None``."""
+    if held.fd < 0 or type(os) is not _MODULE:
+        return None
+    try:
+        info = os.stat(name)
+    except OSError:
+        return None
+    ident = held.ident
+    if (
+        info.st_ino != ident[1]
+        or info.st_dev != ident[0]
+        or info.st_nlink != 1
+        or info.st_mode & 0o777 != 0o600
+    ):
+        return None
+    return info
+
+
 def _check_kept(name: str, held: _Held) -> tuple[os.stat_result | None, list[bytes] | None]:
     """``stat`` of ``name`` if it still leads to the kept file ``held`` (else ``None``), and the
     pieces that file holds if it is unchanged since the store wrote it (else ``None``)."""
@@ -475,6 +509,9 @@ def _release(held: _Held | None) -> None:
             os.close(fd)
 
 
+#: The type of the real ``os`` module (under pyfakefs in tests the store's ``os`` is an object of
+#: another type; a name bound to the module itself would be swapped for the fake one too).
+_MODULE = types.ModuleType
 _SPARE_FLAGS = os.O_WRONLY | getattr(os, "O_CLOEXEC", 0)
 _NEW_FILE_FLAGS = _SPARE_FLAGS | os.O_CREAT | os.O_EXCL
 
