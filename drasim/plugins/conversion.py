@@ -149,18 +149,31 @@ def _fields(data: bytes) -> list[tuple[int, int, bytes | int]]:
 def nil_map_keys(data: bytes) -> set[str]:
     """Keys of the ``claims`` map (field 1) whose entry carries no value (field 2)."""
     keys: set[str] = set()
+    pos, end = 0, len(data)
+    # The usual reply, as Go writes it, read inline: every field is a ``claims`` entry (tag
+    # 0x0a) shorter than 128 bytes holding its key (tag 0x0a, shorter than 128 bytes) and
+    # then its value (tag 0x12), or the key alone. Anything else takes the general parse.
+    while pos < end:
+        if data[pos] != 0x0A or pos + 1 >= end or data[pos + 1] >= 0x80:
+            return _nil_map_keys(data)
+        start, stop = pos + 2, pos + 2 + data[pos + 1]
+        if stop > end or stop - start < 2 or data[start] != 0x0A or data[start + 1] >= 0x80:
+            return _nil_map_keys(data)
+        key_end = start + 2 + data[start + 1]
+        if key_end == stop:
+            keys.add(data[start + 2 : key_end].decode("utf-8", errors="replace"))
+        elif key_end > stop or data[key_end] != 0x12:
+            return _nil_map_keys(data)
+        pos = stop
+    return keys
+
+
+def _nil_map_keys(data: bytes) -> set[str]:
+    """:func:`nil_map_keys` for any encoding: every field parsed."""
+    keys: set[str] = set()
     for number, wire, payload in _fields(data):
         if number != 1 or wire != 2 or not isinstance(payload, bytes):
             continue
-        # The usual entry, as Go writes it: the key (tag 0x0a, one-byte length) then the
-        # value (tag 0x12), or the key alone; anything else takes the general parse below.
-        if len(payload) >= 2 and payload[0] == 0x0A and payload[1] < 0x80:
-            end = 2 + payload[1]
-            if end == len(payload):
-                keys.add(payload[2:end].decode("utf-8", errors="replace"))
-                continue
-            if end < len(payload) and payload[end] == 0x12:
-                continue
         key: bytes | None = None
         has_value = False
         for n, w, p in _fields(payload):

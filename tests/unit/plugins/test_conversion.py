@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from drasim._proto.dra.v1 import api_pb2 as v1
 from drasim._proto.dra.v1beta1 import api_pb2 as v1beta1
@@ -162,3 +164,49 @@ def test_nil_map_keys_fast_and_general_paths_agree(entry: bytes, nil: bool) -> N
     data = b"\x0a" + length + entry
     key = "k" * 129 if len(entry) > 100 else ("" if not entry else "k")
     assert conversion.nil_map_keys(data) == ({key} if nil else set())
+
+
+# Map entries as any encoder might write them: key and value in either order, long lengths
+# (two-byte varints), unknown fields inside an entry, and nil values (no field 2).
+_entry_parts = st.lists(st.sampled_from(["key", "value", "unknown"]), min_size=0, max_size=3).map(tuple)
+
+
+def _varint(number: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte = number & 0x7F
+        number >>= 7
+        out.append(byte | (0x80 if number else 0))
+        if not number:
+            return bytes(out)
+
+
+def _field(tag: int, payload: bytes) -> bytes:
+    return bytes([tag]) + _varint(len(payload)) + payload
+
+
+@given(
+    entries=st.lists(st.tuples(st.text(max_size=140), _entry_parts, st.binary(max_size=140)), max_size=4),
+    lead=st.sampled_from([b"", b"\x10\x05"]),
+)
+def test_the_inline_read_of_nil_map_keys_equals_the_general_parse(entries, lead) -> None:
+    data = bytearray(lead)
+    for key, parts, value in entries:
+        body = b"".join(
+            _field(0x0A, key.encode("utf-8", "surrogatepass"))
+            if part == "key"
+            else _field(0x12, value)
+            if part == "value"
+            else b"\x18\x01"
+            for part in parts
+        )
+        data += _field(0x0A, body)
+    assert conversion.nil_map_keys(bytes(data)) == conversion._nil_map_keys(bytes(data))
+    usual = [(k, p, v) for k, p, v in entries if p in {("key",), ("key", "value")}]
+    if not lead and len(usual) == len(entries):
+        expected = {
+            k.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+            for k, p, _ in usual
+            if p == ("key",)
+        }
+        assert conversion.nil_map_keys(bytes(data)) == expected
