@@ -124,7 +124,7 @@ def _device_json(device: Device, share_id: bool) -> dict[str, Any]:
 
 
 def _strings(values: Sequence[str] | None) -> list[str] | None:
-    return None if values is None else [gojson.go_string(v) for v in values]
+    return None if values is None else list(map(gojson.go_string, values))
 
 
 def _driver_json(state: DriverState, share_id: bool) -> dict[str, Any]:
@@ -145,7 +145,7 @@ def entry_to_json(state: ClaimInfoState, *, share_id: bool = True) -> dict[str, 
         "ClaimUID": gojson.go_string(state.claim_uid),
         "ClaimName": gojson.go_string(state.claim_name),
         "Namespace": gojson.go_string(state.namespace),
-        "PodUIDs": None if pods is None else {uid: {} for uid in sorted(gojson.go_string(p) for p in pods)},
+        "PodUIDs": None if pods is None else {uid: {} for uid in sorted(map(gojson.go_string, pods))},
         "DriverState": None
         if drivers is None
         else {gojson.go_string(name): _driver_json(drivers[name], share_id) for name in sorted(drivers)},

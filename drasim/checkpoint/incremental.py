@@ -210,7 +210,10 @@ class IncrementalEncoder:
 
     def items(self) -> list[dict[str, Any]]:
         """The entries as :func:`~drasim.checkpoint.codec.entry_to_json` dicts, in file order."""
-        return [item for block in self._blocks for item in block.items]
+        blocks = self._blocks
+        if len(blocks) == 1:
+            return blocks[0].items.copy()
+        return [item for block in blocks for item in block.items]
 
     def encode(self) -> bytes:
         """The file bytes (``{"Data":...,"Checksum":...}``) for the entries held."""

@@ -22,7 +22,10 @@ __all__ = ["prepare_batch", "stored_device", "unprepare_batch"]
 
 def _lookup(claims: list[ClaimRef], uid: str) -> ClaimRef | None:
     """Mirrors ``lookupClaimRequest``."""
-    return next((claim for claim in claims if claim.uid == uid), None)
+    for claim in claims:
+        if claim.uid == uid:
+            return claim
+    return None
 
 
 def stored_device(device: Device) -> Device:

@@ -198,6 +198,9 @@ class ClaimInfoCache:
     def __init__(self, checkpoint: CheckpointStore, metrics: Metrics, entries: list[ClaimInfoState]) -> None:
         """Build the cache from already-loaded checkpoint entries (every one unprepared)."""
         self.lock = RWLock()
+        # One context manager of each kind, used again and again (they hold no state of their own).
+        self._write_locked = _WriteLocked(self.lock)
+        self._read_locked = _ReadLocked(self.lock)
         self._checkpoint = checkpoint
         self._metrics = metrics
         self._claim_info: dict[str, ClaimInfo] = {}
@@ -221,16 +224,19 @@ class ClaimInfoCache:
 
     def write_locked(self) -> AbstractContextManager[None]:
         """Mirrors ``withLock``."""
-        return _WriteLocked(self.lock)
+        return self._write_locked
 
     def read_locked(self) -> AbstractContextManager[None]:
         """Mirrors ``withRLock``."""
-        return _ReadLocked(self.lock)
+        return self._read_locked
 
     def _touch(self, key: str) -> None:
-        with self._touch_lock:
-            self._unsynced.add(key)
-            self._unindexed.add(key)
+        # Without the touch lock: set.add is atomic, and the only touches that matter (of a
+        # claim info its caller may change) come from callers holding the write lock, when no
+        # refresh or checkpoint write runs. A touch by a reader racing a refresh may be lost,
+        # which is harmless: a reader changes nothing.
+        self._unsynced.add(key)
+        self._unindexed.add(key)
 
     def add(self, info: ClaimInfo) -> None:
         """Mirrors ``add``: insert or replace under the info's own key."""

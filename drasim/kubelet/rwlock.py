@@ -81,7 +81,8 @@ class RWLock:
                 msg = "release_write without the write lock"
                 raise RuntimeError(msg)
             self._writer = False
-            self._wake()
+            if self._sleepers:  # _wake(), inline: every write-locked section ends here
+                self._cond.notify_all()
 
     @contextmanager
     def read(self) -> Iterator[None]:
