@@ -202,6 +202,7 @@ class ClaimInfoCache:
         self._write_locked = _WriteLocked(self.lock)
         self._read_locked = _ReadLocked(self.lock)
         self._checkpoint = checkpoint
+        self._store_changes = getattr(checkpoint, "store_changes", None)
         self._metrics = metrics
         self._claim_info: dict[str, ClaimInfo] = {}
         # Bookkeeping that keeps per-operation costs independent of the cache's size.
@@ -340,12 +341,12 @@ class ClaimInfoCache:
         with ``store_changes`` is handed the entries touched since the previous write
         (it re-encodes those and copies the others); any other store gets every entry.
         """
-        store_changes = getattr(self._checkpoint, "store_changes", None)
+        store_changes = self._store_changes
         if store_changes is None:
             self._checkpoint.store(self._states())
             return
-        with self._touch_lock:
-            keys, self._unsynced = self._unsynced, set()
+        # The caller holds the write lock: no touch can come in between (see _touch).
+        keys, self._unsynced = self._unsynced, set()
         changes: dict[str, ClaimInfoState | None] = {}
         for key in sorted(keys):
             info = self._claim_info.get(key)

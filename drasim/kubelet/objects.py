@@ -342,10 +342,6 @@ def _plain_list(value: Any) -> list[Any] | None:
     return value if type(value) is list else None
 
 
-def _is_optional_str(value: Any) -> bool:
-    return value is None or type(value) is str
-
-
 def _plain_pod_claims(value: Any) -> tuple[PodResourceClaim, ...] | None:
     entries = _plain_list(value)
     if entries is None:
@@ -356,7 +352,11 @@ def _plain_pod_claims(value: Any) -> tuple[PodResourceClaim, ...] | None:
             return None
         name = entry.get("name")
         of_claim, of_template = entry.get("resourceClaimName"), entry.get("resourceClaimTemplateName")
-        if type(name) is not str or not _is_optional_str(of_claim) or not _is_optional_str(of_template):
+        if (
+            type(name) is not str
+            or (of_claim is not None and type(of_claim) is not str)
+            or (of_template is not None and type(of_template) is not str)
+        ):
             return None
         claims.append(PodResourceClaim(name, of_claim, of_template))
     return tuple(claims)
@@ -371,7 +371,7 @@ def _plain_claim_statuses(value: Any) -> tuple[tuple[str, str | None], ...] | No
         if type(entry) is not dict:
             return None
         name, of_claim = entry.get("name"), entry.get("resourceClaimName")
-        if type(name) is not str or not _is_optional_str(of_claim):
+        if type(name) is not str or (of_claim is not None and type(of_claim) is not str):
             return None
         statuses.append((name, of_claim))
     return tuple(statuses)
@@ -380,8 +380,10 @@ def _plain_claim_statuses(value: Any) -> tuple[tuple[str, str | None], ...] | No
 def _plain_containers(spec: dict[str, Any]) -> tuple[ContainerView, ...] | None:
     containers = []
     for field in ("initContainers", "containers"):
-        entries = _plain_list(spec.get(field))
+        entries = spec.get(field)
         if entries is None:
+            continue
+        if type(entries) is not list:
             return None
         for raw in entries:
             container = _plain_container(raw) if type(raw) is dict else None
@@ -396,8 +398,10 @@ def _plain_container(raw: dict[str, Any]) -> ContainerView | None:
     name, resources = raw.get("name"), raw.get("resources", _EMPTY)
     if type(name) is not str or type(resources) is not dict or "requests" in resources:
         return None
-    entries = _plain_list(resources.get("claims"))
+    entries = resources.get("claims")
     if entries is None:
+        return ContainerView(name, ())
+    if type(entries) is not list:
         return None
     claims = []
     for claim in entries:
