@@ -257,7 +257,7 @@ class FileCheckpointStore:
         try:
             if self.fsync:
                 self._replace_durably(pieces)
-            else:
+            elif not self._swap_kept(pieces, size):
                 self._replace_recycling(pieces, size)
         except OSError as err:
             raise CheckpointError(f"{self.path}: cannot write checkpoint: {err.strerror or err}") from None
@@ -293,13 +293,12 @@ class FileCheckpointStore:
         is cut with ``ftruncate``, and a big one's identity after the write (size and
         modification time, which the next reuse of its pieces compares) is taken with ``fstat``.
         """
-        fd, tmp, held, info = self._spare_for(size)
+        fd, tmp, held, info = self._spare_for()
         written = _Held(fd, _NO_IDENTITY, pieces)  # owns ``fd`` from here on
         spare: str | None = None
         try:
             if held is None or size < REUSE_MIN_SIZE:
-                if type(os) is not _MODULE or len(pieces) > _IOV_MAX or os.pwritev(fd, pieces, 0) != size:
-                    _write_at(fd, pieces, 0)  # the general way (a short write is written again)
+                _write_at(fd, pieces, 0)
             else:
                 skip, offset = _common_prefix(pieces, held)
                 _write_at(fd, pieces[skip:] if skip else pieces, offset)
@@ -312,14 +311,53 @@ class FileCheckpointStore:
                 written.ident = _identity(os.fstat(fd))
             spare = self._put_in_place(tmp)
         except BaseException:
-            _release(written)
-            for name in (tmp, spare):
-                if name is not None:
-                    with contextlib.suppress(OSError):
-                        os.unlink(name)
-            _release(self._current)
-            self._current = None
+            self._abandon(written, tmp, spare)
             raise
+        self._keep(written, spare)
+
+    def _swap_kept(self, pieces: list[bytes], size: int) -> bool:
+        """The usual write, straight through: a file under :data:`REUSE_MIN_SIZE` written whole
+        into the kept spare, whose name is then exchanged with the checkpoint's.
+
+        Returns ``False``, having done nothing, when the write is not the usual one (no kept
+        spare or its name moved, no exchange here, pyfakefs, ...): :meth:`_replace_recycling`
+        then does it. The checks and the outcome are that method's.
+        """
+        kept, name = self._spare_held, self._spare
+        if kept is None or name is None or size >= REUSE_MIN_SIZE or not self._exchanging:
+            return False
+        info = _kept_spare(name, kept)
+        if info is None or len(pieces) > _IOV_MAX:
+            return False
+        self._spare = self._spare_held = None
+        # Which file it is; its pieces are never reused (a small file), so no size or time.
+        written = _Held(kept.fd, (info.st_dev, info.st_ino, -1, -1), pieces)  # owns the descriptor
+        spare: str | None = None
+        try:
+            if os.pwritev(written.fd, pieces, 0) != size:
+                _write_at(written.fd, pieces, 0)  # after a short write: the general way
+            if info.st_size > size:  # a longer spare: cut its tail
+                os.ftruncate(written.fd, size)
+            spare = self._put_in_place(name)
+        except BaseException:
+            self._abandon(written, name, spare)
+            raise
+        self._keep(written, spare)
+        return True
+
+    def _abandon(self, written: _Held, tmp: str | None, spare: str | None) -> None:
+        """After a failed write: close the file written and forget the current one; remove the
+        names ``tmp`` and ``spare`` (the temporary file, the replaced file's second name)."""
+        _release(written)
+        for name in (tmp, spare):
+            if name is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(name)
+        _release(self._current)
+        self._current = None
+
+    def _keep(self, written: _Held, spare: str | None) -> None:
+        """After a write: ``written`` is the current file, the replaced one the spare (under ``spare``)."""
         replaced, self._current = self._current, written
         if spare is None:
             _release(replaced)
@@ -328,15 +366,9 @@ class FileCheckpointStore:
             # wrote last: the next write's check compares the name's inode with the descriptor's.
             self._spare, self._spare_held = spare, replaced
 
-    def _spare_for(self, size: int) -> tuple[int, str, list[bytes] | None, os.stat_result | None]:
-        """The file to write ``size`` bytes into: as :meth:`_take_spare` (the pieces are left out
-        for a small file), or a new one (no ``stat``) when there is no spare to reuse."""
-        kept, name = self._spare_held, self._spare
-        if size < REUSE_MIN_SIZE and kept is not None and name is not None:
-            info = _kept_spare(name, kept)
-            if info is not None:  # the usual write: the spare is as this store left it
-                self._spare = self._spare_held = None
-                return kept.fd, name, None, info
+    def _spare_for(self) -> tuple[int, str, list[bytes] | None, os.stat_result | None]:
+        """The file to write into: as :meth:`_take_spare`, or a new one (no ``stat``) when there
+        is no spare to reuse."""
         fd, name, held, info = self._take_spare()
         if fd < 0:
             fd, name = self._new_spare()
