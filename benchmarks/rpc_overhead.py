@@ -181,11 +181,10 @@ BREAKDOWN = (
     ("drasim.checkpoint.incremental", "IncrementalEncoder", "update", "  re-encode the changed entry"),
     ("drasim.checkpoint.incremental", "IncrementalEncoder", "encode_pieces", "  join + CRC-32"),
     ("drasim.checkpoint.store", "FileCheckpointStore", "_write_pieces", "  file replace + journal event"),
-    ("drasim.journal.journal", "Journal", "record", "journal events (all)"),
+    ("drasim.journal.journal", "Journal", "record_ready", "journal events (all)"),
     ("drasim.kubelet.manager", "Manager", "_validate", "read + check the claim (API server)"),
     ("drasim.kubelet.manager", None, "pod_view", "parse the pod"),
-    ("drasim.metrics", "Metrics", "observe", "metrics observations (all)"),
-    ("drasim.kubelet.claiminfo", "ClaimInfoCache", "_publish_claims_in_use", "claims-in-use gauge"),
+    ("drasim.metrics", "Histogram", "observe", "metrics observations (all)"),
 )
 
 

@@ -80,6 +80,18 @@ def test_rpc_overhead_quick_with_fsync_and_memory_checkpoint() -> None:
 
 
 @pytest.mark.timeout(90)
+def test_rpc_overhead_quick_diagnostics() -> None:
+    """The optional views name functions of drasim: they must still exist (no AttributeError)."""
+    output = run("rpc_overhead.py", "--quick", "--breakdown", "--opcodes", "--threads", "--profile")
+    assert "whole cycle" in output
+    assert "journal events (all)" in output
+    assert re.search(r"^ *\d+ +harness cycle$", output, re.M), output
+    assert "bare cycle: wall" in output
+    assert "cProfile of" in output
+    assert float(results(output)["ratio"][0]["harness_over_bare_cycle"]) > 0
+
+
+@pytest.mark.timeout(90)
 def test_scale_quick() -> None:
     found = results(run("scale.py", "--quick"))
     assert [line["pods"] for line in found["pods"]] == ["1", "3"]
