@@ -181,7 +181,6 @@ BREAKDOWN = (
     ("drasim.checkpoint.incremental", "IncrementalEncoder", "update", "  re-encode the changed entry"),
     ("drasim.checkpoint.incremental", "IncrementalEncoder", "encode_pieces", "  join + CRC-32"),
     ("drasim.checkpoint.store", "FileCheckpointStore", "_write_pieces", "  file replace + journal event"),
-    ("drasim.journal.journal", "Journal", "record_ready", "journal events (all)"),
     ("drasim.kubelet.manager", "Manager", "_validate", "read + check the claim (API server)"),
     ("drasim.kubelet.manager", None, "pod_view", "parse the pod"),
     ("drasim.metrics", "Histogram", "observe", "metrics observations (all)"),

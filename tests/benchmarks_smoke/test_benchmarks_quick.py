@@ -84,7 +84,7 @@ def test_rpc_overhead_quick_diagnostics() -> None:
     """The optional views name functions of drasim: they must still exist (no AttributeError)."""
     output = run("rpc_overhead.py", "--quick", "--breakdown", "--opcodes", "--threads", "--profile")
     assert "whole cycle" in output
-    assert "journal events (all)" in output
+    assert "checkpoint writes (3 per cycle)" in output
     assert re.search(r"^ *\d+ +harness cycle$", output, re.M), output
     assert "bare cycle: wall" in output
     assert "cProfile of" in output
