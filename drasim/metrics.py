@@ -132,29 +132,14 @@ class Metrics:
         return family
 
     def observe(self, name: str, value: float, **labels: str) -> None:
-        """Add one observation to a histogram series."""
-        key = _labels_cached(labels)
-        with self._lock:
-            family = self._families.get(name) or self._family(name, "histogram")
-            series = family.series.get(key)
-            if series is None:
-                series = family.series[key] = _HistogramSeries(family.buckets)
-            assert isinstance(series, _HistogramSeries)
-            # In place, without a method call: every RPC and kubelet operation observes once.
-            buckets = series.buckets
-            index = bisect.bisect_left(buckets, value)
-            if index < len(buckets):
-                counts = series.counts
-                if not counts:
-                    counts = series.counts = [0] * len(buckets)
-                counts[index] += 1
-            series.total += value
-            series.count += 1
+        """Add one observation to a histogram series (a caller that observes into the same
+        series often holds it instead: :meth:`histogram`)."""
+        self.histogram(name, **labels).observe(value)
 
     def histogram(self, name: str, **labels: str) -> Histogram:
         """The histogram series of ``name`` with ``labels`` (created, empty, if new), for a caller
         that observes into the same series often: its :meth:`Histogram.observe` skips the lookup."""
-        key = _labels(labels)
+        key = _labels_cached(labels)
         with self._lock:
             family = self._families.get(name) or self._family(name, "histogram")
             series = family.series.get(key)
