@@ -138,9 +138,10 @@ def ready_recording(recorder: Recorder) -> ReadyRecord:
     """
     if type(recorder) is NullRecorder:
         return _drop
-    fast = getattr(recorder, "record_ready", None)
-    if callable(fast):
-        return cast(ReadyRecord, fast)
+    # Looked up on the class: a stand-in that makes up attributes (a mock, a proxy with
+    # __getattr__) keeps getting record() calls.
+    if callable(getattr(type(recorder), "record_ready", None)):
+        return cast(ReadyRecord, recorder.record_ready)  # type: ignore[attr-defined]
 
     def record(kind: str, fields: dict[str, Any]) -> None:
         recorder.record(kind, **fields)

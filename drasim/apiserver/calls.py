@@ -60,18 +60,19 @@ def guarded(store: ObjectStore, call: ApiCall, action: Callable[[ApiFault | None
         raise
     finally:
         rtype = call.rtype
-        store.record_ready(
-            "api",
-            {
-                "verb": call.verb,
-                "resource": rtype.resource,
-                "subresource": call.subresource,
-                "group": rtype.group,
-                "version": call.version,
-                "namespace": call.namespace,
-                "name": call.name,
-                "code": code,
-                "client": call.client,
-                "duration": time.monotonic() - start,
-            },
-        )
+        fields = {
+            "verb": call.verb,
+            "resource": rtype.resource,
+            "subresource": call.subresource,
+            "group": rtype.group,
+            "version": call.version,
+            "namespace": call.namespace,
+            "name": call.name,
+            "code": code,
+            "client": call.client,
+            "duration": time.monotonic() - start,
+        }
+        if type(call.name) is str and type(call.namespace) is str:
+            store.record_ready("api", fields)
+        else:  # taken from a malformed object's metadata: recorded the checked way
+            store.recorder.record("api", **fields)

@@ -329,11 +329,11 @@ class FileCheckpointStore:
         info = _kept_spare(name, kept)
         if info is None or len(pieces) > _IOV_MAX:
             return False
-        self._spare = self._spare_held = None
         # Which file it is; its pieces are never reused (a small file), so no size or time.
         written = _Held(kept.fd, (info.st_dev, info.st_ino, -1, -1), pieces)  # owns the descriptor
         spare: str | None = None
         try:
+            self._spare = self._spare_held = None  # inside: an interrupt here still cleans up
             if os.pwritev(written.fd, pieces, 0) != size:
                 _write_at(written.fd, pieces, 0)  # after a short write: the general way
             if info.st_size > size:  # a longer spare: cut its tail

@@ -3,9 +3,9 @@
 A port of pkg/kubelet/cm/dra/claiminfo.go: :class:`ClaimInfo` is a checkpointed
 :class:`~drasim.state.ClaimInfoState` plus the ``prepared`` flag that is never
 written to disk, and :class:`ClaimInfoCache` is the readers-writer-locked map keyed
-``"<namespace>/<claim name>"`` that the manager works on. The cache also keeps the
-``dra_resource_claims_in_use`` gauge, which upstream computes at scrape time and
-which is refreshed here whenever a write lock is released.
+``"<namespace>/<claim name>"`` that the manager works on. The cache also answers the
+``dra_resource_claims_in_use`` gauge, computed when metrics are read (as upstream's
+collector computes it at scrape time).
 """
 
 from __future__ import annotations
@@ -207,7 +207,9 @@ class ClaimInfoCache:
         self._claim_info: dict[str, ClaimInfo] = {}
         # Bookkeeping that keeps per-operation costs independent of the cache's size.
         self._token = object()  # identifies this cache to the checkpoint store
-        self._touch_lock = threading.Lock()  # readers touch and refresh concurrently
+        # Readers refresh the indexes concurrently: the refresh and every read of the
+        # indexes hold this lock (touches do not need it, see _touch).
+        self._touch_lock = threading.Lock()
         self._unsynced: set[str] = set()  # keys touched since the last checkpoint write
         self._unindexed: set[str] = set()  # keys touched since the indexes were refreshed
         self._order: dict[str, int] = {}  # key -> insertion number (the dict's iteration order)
@@ -233,9 +235,9 @@ class ClaimInfoCache:
 
     def _touch(self, key: str) -> None:
         # Without the touch lock: set.add is atomic, and the only touches that matter (of a
-        # claim info its caller may change) come from callers holding the write lock, when no
-        # refresh or checkpoint write runs. A touch by a reader racing a refresh may be lost,
-        # which is harmless: a reader changes nothing.
+        # claim info its caller may change) come from callers holding the write lock, while
+        # no reader refreshes and no other writer syncs. A reader's touch racing another
+        # reader's refresh may be lost, which is harmless: a reader changes nothing.
         self._unsynced.add(key)
         self._unindexed.add(key)
 
@@ -280,13 +282,18 @@ class ClaimInfoCache:
         return list(self._claim_info.values())
 
     def _refresh(self) -> None:
-        """Bring the pod and claims-in-use indexes up to date for every touched key."""
-        if not self._unindexed:  # nothing touched (a key is only added under the touch lock)
+        """Bring the pod and claims-in-use indexes up to date for every touched key.
+
+        The caller holds the touch lock (and the cache's read or write lock), and reads the
+        indexes before releasing it: another reader's refresh may be under way otherwise.
+        """
+        if not self._unindexed:
             return
-        with self._touch_lock:
-            keys, self._unindexed = self._unindexed, set()
-            for key in keys:
-                self._reindex(key, self._claim_info.get(key))
+        keys, self._unindexed = self._unindexed, set()
+        # A snapshot: a reader's touch may still land in the set swapped out (and be lost,
+        # which is harmless: a reader changes nothing), never while it is iterated.
+        for key in list(keys):
+            self._reindex(key, self._claim_info.get(key))
 
     def _reindex(self, key: str, info: ClaimInfo | None) -> None:
         pods = frozenset(info.pod_uids) if info is not None and info.pod_uids else None
@@ -321,13 +328,15 @@ class ClaimInfoCache:
 
     def has_pod_reference(self, pod_uid: str) -> bool:
         """Mirrors ``hasPodReference``: some claim is referenced by the pod."""
-        self._refresh()
-        return pod_uid in self._claims_of_pod
+        with self._touch_lock:
+            self._refresh()
+            return pod_uid in self._claims_of_pod
 
     def claim_names_for_pod(self, pod_uid: str) -> list[str]:
         """Mirrors ``claimNamesForPod``: names of cached claims referenced by the pod (insertion order)."""
-        self._refresh()
-        keys = sorted(self._claims_of_pod.get(pod_uid, ()), key=self._order.__getitem__)
+        with self._touch_lock:
+            self._refresh()
+            keys = sorted(self._claims_of_pod.get(pod_uid, ()), key=self._order.__getitem__)
         return [self._claim_info[key].claim_name for key in keys]
 
     def _states(self) -> list[ClaimInfoState]:
@@ -355,9 +364,10 @@ class ClaimInfoCache:
 
     def claims_in_use(self) -> dict[str, int]:
         """Mirrors ``claimsInUse``: prepared claims per driver plus ``<any>`` for the total."""
-        self._refresh()
-        counts = dict(self._in_use)
-        counts[ANY_DRIVER] = len(self._in_use_of)
+        with self._touch_lock:
+            self._refresh()
+            counts = dict(self._in_use)
+            counts[ANY_DRIVER] = len(self._in_use_of)
         return counts
 
     def _claims_in_use_samples(self) -> list[tuple[dict[str, str], float]]:

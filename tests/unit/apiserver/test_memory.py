@@ -121,3 +121,26 @@ def test_shared_reads_follow_the_claim_version():
     assert kubelet.get_resource_claim("default", "gpu")["apiVersion"] == "resource.k8s.io/v1beta1"
     kubelet.claim_version = "v1"
     assert kubelet.get_resource_claim("default", "gpu")["apiVersion"] == "resource.k8s.io/v1"
+
+
+@pytest.mark.parametrize("name", [float("nan"), float("inf"), b"raw", ["x"]])
+def test_a_malformed_name_is_journaled_as_json(name) -> None:
+    """API calls are journaled through the unchecked fast path only when name and namespace
+    are strings; a malformed object's name goes through the checked path (valid JSON lines)."""
+    import contextlib
+    import json
+
+    from drasim.journal import Journal
+
+    journal = Journal()
+    cluster = MemoryCluster(ObjectStore(recorder=journal))
+    obj = claim()
+    obj["metadata"]["name"] = name
+    with contextlib.suppress(ApiError):  # refused or not, the call is journaled
+        cluster.create(obj)
+    (event,) = journal.events("api")
+    assert event["name"] is not name  # a JSON copy, not the caller's object
+    for line in journal.to_jsonl().splitlines():
+        json.loads(line, parse_constant=lambda c: pytest.fail(f"not JSON: {c}"))
+    cluster.create(claim())
+    assert journal.events("api")[-1]["name"] == "gpu"

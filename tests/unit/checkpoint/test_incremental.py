@@ -317,14 +317,23 @@ def test_short_writev_calls_and_small_iov_batches_write_every_byte(tmp_path, mon
     assert max(calls) <= 3
 
 
+@pytest.mark.parametrize("reuse_min_size", [None, 0], ids=["small-files-whole", "every-file-reused"])
 @SETTINGS
 @given(steps=st.lists(st.tuples(st.booleans(), st.integers(0, 40)), min_size=1, max_size=25))
-def test_recycling_writes_give_the_full_encoding_after_every_write(tmp_path_factory, steps) -> None:
+def test_recycling_writes_give_the_full_encoding_after_every_write(
+    tmp_path_factory, monkeypatch, reuse_min_size, steps
+) -> None:
     """Without fsync a write skips the leading blocks the recycled file already holds: never wrong bytes.
 
     Two stores write the same file in turn now and then (as two kubelet instances of one
     scenario could): a spare that another store's write made stale must be written in full.
+    These files are small (written whole by default): with ``REUSE_MIN_SIZE`` at 0 every
+    write takes the path that reuses the spare's leading pieces.
     """
+    from drasim.checkpoint import store as store_module
+
+    if reuse_min_size is not None:
+        monkeypatch.setattr(store_module, "REUSE_MIN_SIZE", reuse_min_size)
     path = tmp_path_factory.mktemp("recycle") / "dra_manager_state"
     stores = [FileCheckpointStore(path, fsync=False), FileCheckpointStore(path, fsync=False)]
     owners = [object(), object()]

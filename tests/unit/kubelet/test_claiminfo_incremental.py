@@ -162,3 +162,40 @@ def test_a_sync_rewrites_only_touched_entries(tmp_path) -> None:
     assert changed is not None
     assert changed.pod_uids == {"p1"}
     assert calls[2] == {}
+
+
+class _MemoryStore:
+    def store(self, entries: object) -> None:
+        return None
+
+
+def test_readers_refresh_and_read_the_indexes_under_the_touch_lock() -> None:
+    """Readers refresh the indexes concurrently: a reader that saw nothing left to refresh while
+    another was half-way through would read a half-updated index (a claim missing from
+    claimNamesForPod skips the pod-spec fallback of unprepare)."""
+    cache = ClaimInfoCache(_MemoryStore(), Metrics(), [])
+    with cache.write_locked():
+        cache.add(ClaimInfo(claim_uid="u1", claim_name="a", namespace="ns", pod_uids={"p1"}))
+    seen: list[str] = []
+
+    class Guarded(dict[str, set[str]]):
+        """The pod index, checking that whoever reads it holds the touch lock."""
+
+        def get(self, key: str, default: object = None) -> object:
+            seen.append("get" if cache._touch_lock.locked() else "get without the lock")
+            return super().get(key, default)
+
+        def __contains__(self, key: object) -> bool:
+            seen.append("in" if cache._touch_lock.locked() else "in without the lock")
+            return super().__contains__(key)
+
+    with cache.read_locked():
+        assert cache.has_pod_reference("p1")  # the first refresh indexes "a"
+        cache._claims_of_pod = Guarded(cache._claims_of_pod)
+        assert cache.claim_names_for_pod("p1") == ["a"]
+        assert cache.has_pod_reference("p1")
+        assert not cache.has_pod_reference("p2")
+    assert seen == ["get", "in", "in"]
+    with cache.read_locked():
+        assert cache.claims_in_use() == {ANY_DRIVER: 0}
+    assert not cache._touch_lock.locked()
