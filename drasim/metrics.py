@@ -43,7 +43,7 @@ def _labels_cached(values: dict[str, str]) -> Labels:
 class _HistogramSeries:
     """One histogram series; ``counts[i]`` holds the observations in bucket ``i`` alone
     (``buckets[i-1] < v <= buckets[i]``), cumulated only when the series is read.
-    :meth:`Metrics.observe` adds to it."""
+    :meth:`Histogram.observe` adds to it."""
 
     buckets: tuple[float, ...]
     counts: list[int] = field(default_factory=list)
@@ -91,6 +91,27 @@ class Histogram:
                 counts[index] += 1
             series.total += value
             series.count += 1
+
+
+class HistogramVec:
+    """The series of one histogram family by their label values, in a fixed label order (as
+    client_golang's ``HistogramVec``): each series is looked up once, then held."""
+
+    __slots__ = ("_held", "_label_names", "_metrics", "_name")
+
+    def __init__(self, metrics: Metrics, name: str, label_names: tuple[str, ...]) -> None:
+        self._metrics = metrics
+        self._name = name
+        self._label_names = label_names
+        self._held: dict[tuple[str, ...], Histogram] = {}
+
+    def observe(self, value: float, *label_values: str) -> None:
+        """Add one observation to the series with ``label_values`` (one per label name)."""
+        histogram = self._held.get(label_values)
+        if histogram is None:
+            labels = dict(zip(self._label_names, label_values, strict=True))
+            histogram = self._held[label_values] = self._metrics.histogram(self._name, **labels)
+        histogram.observe(value)
 
 
 class Metrics:
@@ -141,12 +162,16 @@ class Metrics:
         that observes into the same series often: its :meth:`Histogram.observe` skips the lookup."""
         key = _labels_cached(labels)
         with self._lock:
-            family = self._families.get(name) or self._family(name, "histogram")
+            family = self._family(name, "histogram")
             series = family.series.get(key)
             if series is None:
                 series = family.series[key] = _HistogramSeries(family.buckets)
             assert isinstance(series, _HistogramSeries)
         return Histogram(self._lock, series)
+
+    def histogram_vec(self, name: str, *label_names: str) -> HistogramVec:
+        """Histogram family ``name`` observed by label values in the order of ``label_names``."""
+        return HistogramVec(self, name, label_names)
 
     def set_gauge(self, name: str, value: float, **labels: str) -> None:
         """Set a gauge series."""

@@ -203,7 +203,6 @@ class ClaimInfoCache:
         self._read_locked = _ReadLocked(self.lock)
         self._checkpoint = checkpoint
         self._store_changes = getattr(checkpoint, "store_changes", None)
-        self._metrics = metrics
         self._claim_info: dict[str, ClaimInfo] = {}
         # Bookkeeping that keeps per-operation costs independent of the cache's size.
         self._token = object()  # identifies this cache to the checkpoint store

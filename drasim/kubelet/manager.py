@@ -64,7 +64,7 @@ from drasim.kubelet.objects import (
     pod_view,
 )
 from drasim.kubelet.resourceclaim import claim_name, is_for_pod, is_reserved_for_pod
-from drasim.metrics import Histogram, Metrics
+from drasim.metrics import Metrics
 from drasim.profiles import KubeletVersion
 from drasim.profiles import profile as version_profile
 from drasim.state import ClaimInfoState
@@ -137,7 +137,7 @@ class Manager:
         self.metrics = metrics if metrics is not None else Metrics()
         self.feature_gates = feature_gates if feature_gates is not None else FeatureGates()
         self.metrics.describe(OPERATIONS_DURATION, kind="histogram", help_text=_OPERATIONS_HELP)
-        self._histograms: dict[tuple[str, str], Histogram] = {}  # (operation, is_error) -> series
+        self._durations = self.metrics.histogram_vec(OPERATIONS_DURATION, "operation_name", "is_error")
         try:
             entries = checkpoint.get_or_create()
         except CorruptCheckpointError as err:
@@ -258,12 +258,7 @@ class Manager:
             failure = err
         duration = self._clock.now() - start
         is_error = "true" if failure is not None else "false"
-        histogram = self._histograms.get((operation, is_error))
-        if histogram is None:
-            histogram = self._histograms[operation, is_error] = self.metrics.histogram(
-                OPERATIONS_DURATION, operation_name=operation, is_error=is_error
-            )
-        histogram.observe(duration)
+        self._durations.observe(duration, operation, is_error)
         wrapped = None if failure is None else KubeletError(f"{prefix}: {failure}")
         ref, uid = (view.ref, view.uid) if view is not None else _pod_ref(pod)
         self._record_ready(

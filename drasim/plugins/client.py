@@ -20,7 +20,7 @@ import grpc
 
 from drasim.errors import RpcError
 from drasim.interfaces import Clock, NullRecorder, Recorder, ready_recording
-from drasim.metrics import Histogram, Metrics
+from drasim.metrics import HistogramVec, Metrics
 from drasim.plugins import conversion
 from drasim.values import ClaimRef, PrepareResult, UnprepareResult
 
@@ -129,10 +129,12 @@ class GrpcDriverClient:
         self._clock = clock
         self._recorder = recorder if recorder is not None else NullRecorder()
         self._record_ready = ready_recording(self._recorder)
-        self._metrics = metrics
+        self._durations: HistogramVec | None = None
         if metrics is not None:
             metrics.describe(GRPC_METRIC, kind="histogram", help_text=GRPC_METRIC_HELP)
-        self._histograms: dict[tuple[str, str], Histogram] = {}  # (method path, code) -> series
+            self._durations = metrics.histogram_vec(
+                GRPC_METRIC, "driver_name", "method_name", "grpc_status_code"
+            )
         self._on_connected = on_connected
         self._lock = threading.Lock()
         self._connected = False
@@ -278,13 +280,8 @@ class GrpcDriverClient:
         error: str | None,
     ) -> None:
         duration = time.monotonic() - start
-        if self._metrics is not None:
-            histogram = self._histograms.get((path, code))
-            if histogram is None:
-                histogram = self._histograms[path, code] = self._metrics.histogram(
-                    GRPC_METRIC, driver_name=self._driver_name, method_name=path, grpc_status_code=code
-                )
-            histogram.observe(duration)
+        if self._durations is not None:
+            self._durations.observe(duration, self._driver_name, path, code)
         self._record_ready(
             "rpc",
             {

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from drasim.metrics import Metrics
 
 
@@ -75,3 +77,15 @@ def test_a_held_histogram_series_counts_like_observe() -> None:
     assert held.histogram("d", op="x", code="OK") is not series  # a new handle ...
     held.histogram("d", code="OK", op="x").observe(0.2)  # ... on the same series
     assert held.histogram_count("d", op="x", code="OK") == 5
+
+
+def test_a_histogram_vec_observes_by_label_values_in_its_label_order() -> None:
+    vec_metrics, plain = Metrics(), Metrics()
+    vec = vec_metrics.histogram_vec("d", "op", "code")
+    for value, op, code in ((0.01, "x", "OK"), (0.2, "x", "OK"), (3.0, "y", "Unknown")):
+        vec.observe(value, op, code)
+        plain.observe("d", value, code=code, op=op)
+    assert vec_metrics.to_text() == plain.to_text()
+    assert vec_metrics.histogram_count("d", op="x", code="OK") == 2
+    with pytest.raises(ValueError, match="shorter"):  # one value per label name
+        vec.observe(1.0, "x")
