@@ -68,16 +68,7 @@ class Journal:
         """Append one event whose ``fields`` the producer vouches for, as
         :func:`drasim.interfaces.ready_recording` says: the dict becomes the event's body
         as it is (no check, no copy). Producers reach it through ``ready_recording``."""
-        with self._lock:
-            event: Event = {
-                "seq": len(self._events) + 1,
-                "t": round(self._now() - self._start, 6),
-                "kind": kind,
-                **fields,
-            }
-            self._events.append(event)
-            if self._waiters:
-                self._cond.notify_all()
+        self._push(kind, fields, None)
 
     def _append(self, kind: str, body: dict[str, Any], t: float | None) -> Event:
         """Append one event made of ``body``, a dict the caller hands over (it is not copied)."""
@@ -102,6 +93,10 @@ class Journal:
                 if type(value) is float and -_INF < value < _INF:
                     continue
                 body[key] = to_jsonable(value)
+        return self._push(kind, body, t)
+
+    def _push(self, kind: str, body: dict[str, Any], t: float | None) -> Event:
+        """Number, stamp (now, unless ``t`` is given) and append one event of JSON-ready ``body``."""
         with self._lock:  # the condition's lock, entered without Condition's Python-level wrapper
             stamp = self._now() - self._start if t is None else t
             event: Event = {"seq": len(self._events) + 1, "t": round(stamp, 6), "kind": kind, **body}
