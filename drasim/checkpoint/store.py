@@ -293,7 +293,9 @@ class FileCheckpointStore:
         is cut with ``ftruncate``, and a big one's identity after the write (size and
         modification time, which the next reuse of its pieces compares) is taken with ``fstat``.
         """
-        fd, tmp, held, info = self._spare_for()
+        fd, tmp, held, info = self._take_spare()
+        if fd < 0:
+            fd, tmp = self._new_spare()
         written = _Held(fd, _NO_IDENTITY, pieces)  # owns ``fd`` from here on
         spare: str | None = None
         try:
@@ -327,15 +329,14 @@ class FileCheckpointStore:
         if kept is None or name is None or size >= REUSE_MIN_SIZE or not self._exchanging:
             return False
         info = _kept_spare(name, kept)
-        if info is None or len(pieces) > _IOV_MAX:
+        if info is None:
             return False
         # Which file it is; its pieces are never reused (a small file), so no size or time.
         written = _Held(kept.fd, (info.st_dev, info.st_ino, -1, -1), pieces)  # owns the descriptor
         spare: str | None = None
         try:
             self._spare = self._spare_held = None  # inside: an interrupt here still cleans up
-            if os.pwritev(written.fd, pieces, 0) != size:
-                _write_at(written.fd, pieces, 0)  # after a short write: the general way
+            _write_at(written.fd, pieces, 0)
             if info.st_size > size:  # a longer spare: cut its tail
                 os.ftruncate(written.fd, size)
             spare = self._put_in_place(name)
@@ -365,14 +366,6 @@ class FileCheckpointStore:
             # Its descriptor and pieces hold only if the file linked is the one this store
             # wrote last: the next write's check compares the name's inode with the descriptor's.
             self._spare, self._spare_held = spare, replaced
-
-    def _spare_for(self) -> tuple[int, str, list[bytes] | None, os.stat_result | None]:
-        """The file to write into: as :meth:`_take_spare`, or a new one (no ``stat``) when there
-        is no spare to reuse."""
-        fd, name, held, info = self._take_spare()
-        if fd < 0:
-            fd, name = self._new_spare()
-        return fd, name, held, info
 
     def _new_spare(self) -> tuple[int, str]:
         """A new empty file under the first spare name (mode 0600), opened for writing."""
@@ -490,19 +483,10 @@ def _kept_spare(name: str, held: _Held) -> os.stat_result | None:
     """``stat`` of the spare ``name`` when it can be written at once: it still leads to the kept
     file ``held`` (descriptor open), has no other name and mode 0600, and ``os`` is the real module
     (the checks :meth:`FileCheckpointStore._take_spare` makes); else ``None``."""
-    if held.fd < 0 or type(os) is not _MODULE:
+    if held.fd < 0 or not isinstance(os, types.ModuleType):
         return None
-    try:
-        info = os.stat(name)
-    except OSError:
-        return None
-    ident = held.ident
-    if (
-        info.st_ino != ident[1]
-        or info.st_dev != ident[0]
-        or info.st_nlink != 1
-        or info.st_mode & 0o777 != 0o600
-    ):
+    info, _ = _check_kept(name, held)
+    if info is None or info.st_nlink != 1 or info.st_mode & 0o777 != 0o600:
         return None
     return info
 
@@ -541,9 +525,6 @@ def _release(held: _Held | None) -> None:
             os.close(fd)
 
 
-#: The type of the real ``os`` module (under pyfakefs in tests the store's ``os`` is an object of
-#: another type; a name bound to the module itself would be swapped for the fake one too).
-_MODULE = types.ModuleType
 _SPARE_FLAGS = os.O_WRONLY | getattr(os, "O_CLOEXEC", 0)
 _NEW_FILE_FLAGS = _SPARE_FLAGS | os.O_CREAT | os.O_EXCL
 
