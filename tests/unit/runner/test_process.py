@@ -101,7 +101,13 @@ def test_start_wait_stop_kill() -> None:
         assert not sock.exists(), "SIGTERM lets the driver remove its socket"
         # SIGKILL leaves the socket behind, as a crashed driver does.
         proc.start()
-        proc.wait_until(sock.exists, timeout=20, what="the registration socket")
+        # The stand-in binds its socket before it prints, so wait for both: a kill between
+        # the two would leave an empty log (seen once in CI).
+        proc.wait_until(
+            lambda: sock.exists() and DriverProcess.tail(proc.stdout_path).startswith("serving"),
+            timeout=20,
+            what="the registration socket and the driver's first output line",
+        )
         assert proc.kill() == -9
         assert sock.exists()
         with socket.socket(socket.AF_UNIX) as client, pytest.raises(ConnectionRefusedError):
