@@ -121,6 +121,36 @@ def measure_interleaved(bodies: Sequence[Callable[[], object]], iterations: int,
     return [Stats(tuple(s)) for s in samples]
 
 
+def measure_blocks(
+    bodies: Sequence[Callable[[], object]], iterations: int, warmup: int, *, block: int = 4
+) -> list[Stats]:
+    """Time each of ``bodies`` ``iterations`` times, taking turns in short blocks (a a a a, b b b b, ...).
+
+    The first run of each block is not timed, so every timed run follows a run of the same
+    body: each body is measured as it runs when repeated, its own code and data in the caches,
+    not straight after another body has replaced them (which costs a body more the more
+    Python it runs; see docs/performance.md, "The benchmark's arrangement"). Blocks of a few
+    milliseconds still expose every body to the same drift of the machine's load.
+    """
+    if block < 2:
+        msg = "a block needs one untimed and at least one timed run"
+        raise ValueError(msg)
+    for _ in range(warmup):
+        for body in bodies:
+            body()
+    samples: list[list[float]] = [[] for _ in bodies]
+    clock = time.perf_counter
+    timed = block - 1
+    for _ in range(-(-iterations // timed)):
+        for body, out in zip(bodies, samples, strict=True):
+            body()
+            for _ in range(timed):
+                start = clock()
+                body()
+                out.append(clock() - start)
+    return [Stats(tuple(s[:iterations])) for s in samples]
+
+
 def short_dir(prefix: str, base: str | None = None) -> Path:
     """A fresh directory with a short path (unix socket paths are limited to 107 bytes)."""
     return Path(tempfile.mkdtemp(prefix=prefix, dir=base or "/tmp"))

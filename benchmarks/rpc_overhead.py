@@ -22,7 +22,12 @@ Measured in one process, one run, over the same kind of transport (a unix socket
 ``full``
     harness + FakeDriver: what one prepare/unprepare of a scenario step costs.
 
-Durations are medians. ``--profile`` adds a cProfile of the harness cycle (``--profile full``:
+Durations are medians. The bodies compared take turns in blocks of four runs, the first of
+each block not timed, so each is timed right after a run of itself (``measure_blocks``); the
+``rotation`` line gives the same harness/bare ratio with one run each in strict turns, the
+arrangement of the earlier rounds, where every harness cycle follows a bare pair and is timed
+with caches that pair has filled (docs/performance.md, "The benchmark's arrangement").
+``--profile`` adds a cProfile of the harness cycle (``--profile full``:
 of the full cycle), sorted by each function's own time; ``--breakdown`` times the parts of the
 harness cycle with wrappers (no profiler), the clearest view of what the harness adds;
 ``--opcodes`` counts the Python bytecode instructions of a bare and a harness cycle, an exact
@@ -63,6 +68,7 @@ from benchlib import (
     claim_manifest,
     machine,
     measure,
+    measure_blocks,
     measure_interleaved,
     pod_manifest,
     result,
@@ -467,16 +473,28 @@ def main(argv: list[str] | None = None) -> int:
     n, w = args.iterations, args.warmup
     node_args = {"checkpoint": args.checkpoint, "state_dir": args.state_dir, "fsync": args.fsync}
 
-    # The measurements that are compared take turns, so they see the same machine load.
+    # The measurements that are compared take turns (in blocks, each timed run after a run of
+    # the same body), so they see the same machine load.
     progress(f"rpc_overhead: bare gRPC call, bare cycle and harness cycle, {n} cycles each")
     with Node(driver="trivial", **node_args) as trivial:
         trivial.add_claim(CLAIM, [POD_UID])
         uid = trivial.cluster.get_resource_claim(NAMESPACE, CLAIM)["metadata"]["uid"]
+        harness_body = kubelet_cycle(trivial)
         with raw_stubs(trivial, uid) as (call, pair):
-            bare_call, bare_cycle, harness = measure_interleaved([call, pair, kubelet_cycle(trivial)], n, w)
-        result("bare_unary_call", **bare_call.fields())
-        result("bare_cycle", **bare_cycle.fields())
-        result("harness_cycle", **harness.fields())
+            bare_call, bare_cycle, harness = measure_blocks([call, pair, harness_body], n, w)
+            result("bare_unary_call", **bare_call.fields())
+            result("bare_cycle", **bare_cycle.fields())
+            result("harness_cycle", **harness.fields())
+            # The arrangement of rounds 1-4 (one run each in turn: every harness cycle right
+            # after a bare pair), kept for comparison with their figures.
+            progress(f"rpc_overhead: the same three in strict rotation, {n} cycles each")
+            _, rotation_bare, rotation_harness = measure_interleaved([call, pair, harness_body], n, w)
+        result(
+            "rotation",
+            bare_cycle_median_us=rotation_bare.median * 1e6,
+            harness_cycle_median_us=rotation_harness.median * 1e6,
+            harness_over_bare_cycle=rotation_harness.median / rotation_bare.median,
+        )
         diagnose(args, trivial, uid)
 
     progress(f"rpc_overhead: kubelet core alone, {n} cycles")
@@ -489,7 +507,7 @@ def main(argv: list[str] | None = None) -> int:
         uid = node.cluster.get_resource_claim(NAMESPACE, CLAIM)["metadata"]["uid"]
         cycle = kubelet_cycle(node)
         with raw_stubs(node, uid) as (_, pair):
-            driver, full = measure_interleaved([pair, cycle], n, w)
+            driver, full = measure_blocks([pair, cycle], n, w)
         result("driver_cycle_raw_stubs", **driver.fields())
         result("full_cycle", **full.fields())
         result(
