@@ -11,8 +11,24 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 pytest_plugins = ["pytester"]
+
+# Every property test draws the same examples on every run (CI stays deterministic) and keeps
+# no example database; a module sets only how many examples it wants and, where it matters,
+# a deadline. (`drasim explore` sets all of these itself, so the profile does not reach it.)
+settings.register_profile(
+    "drasim-tests",
+    derandomize=True,
+    database=None,
+    deadline=None,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+    ],
+)
+settings.load_profile("drasim-tests")
 
 TESTS = Path(__file__).parent
 

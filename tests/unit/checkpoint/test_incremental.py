@@ -17,12 +17,11 @@ from drasim.errors import CheckpointError
 from drasim.state import ClaimInfoState, DriverState
 from drasim.values import Device
 
+# The rest from tests/conftest.py's profile; the shared fixtures are safe across examples
+# (a patched constant that every example wants, a directory factory each example draws from).
 SETTINGS = settings(
     max_examples=150,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    suppress_health_check=[*settings().suppress_health_check, HealthCheck.function_scoped_fixture],
 )
 
 # Names from a small alphabet (so that edits hit the same keys) plus the characters Go escapes.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from drasim.checkpoint import codec
@@ -20,13 +20,7 @@ from drasim.errors import CorruptCheckpointError
 from drasim.state import ClaimInfoState, DriverState
 from drasim.values import Device
 
-SETTINGS = settings(
-    max_examples=100,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+SETTINGS = settings(max_examples=100)  # the rest: tests/conftest.py's profile
 
 # Any Unicode a Go string can hold (no surrogates), biased towards the characters Go escapes.
 SPECIAL = st.sampled_from(

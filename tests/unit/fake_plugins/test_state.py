@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from drasim.errors import CheckpointError
@@ -25,13 +25,7 @@ from fake_plugins.state import (
 )
 
 DRIVER = "gpu.example.com"
-SETTINGS = settings(
-    max_examples=150,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-)
+SETTINGS = settings(max_examples=150)  # the rest: tests/conftest.py's profile
 
 text = st.text(alphabet=st.sampled_from(["a", "b", "<", '"', "\\", "\n", "é", "😀"]), max_size=3)
 device = st.builds(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from drasim.checkpoint import codec
@@ -12,13 +12,7 @@ from drasim.metrics import Metrics
 from drasim.state import ClaimInfoState, DriverState
 from drasim.values import Device
 
-SETTINGS = settings(
-    max_examples=120,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-)
+SETTINGS = settings(max_examples=120)  # the rest: tests/conftest.py's profile
 
 NAMES = ["a", "b", "c", "d"]
 PODS = ["p1", "p2", "p3"]

@@ -11,12 +11,11 @@ from hypothesis import strategies as st
 from drasim.kubelet import objects
 from drasim.kubelet.objects import MalformedObjectError, pod_view
 
+# The rest from tests/conftest.py's profile; the test patches through ``monkeypatch.context()``
+# per example, so sharing the fixture between examples is safe.
 SETTINGS = settings(
     max_examples=400,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    suppress_health_check=[*settings().suppress_health_check, HealthCheck.function_scoped_fixture],
 )
 
 

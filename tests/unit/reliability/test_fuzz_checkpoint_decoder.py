@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from drasim.checkpoint import codec
@@ -27,13 +27,7 @@ from drasim.checkpoint.store import FileCheckpointStore
 from drasim.errors import CheckpointError, CorruptCheckpointError
 
 GOLDEN = Path(__file__).resolve().parents[1] / "checkpoint" / "golden"
-SETTINGS = settings(
-    max_examples=80,
-    deadline=timedelta(seconds=5),
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+SETTINGS = settings(max_examples=80, deadline=timedelta(seconds=5))  # the rest: tests/conftest.py's profile
 
 
 @cache

@@ -19,20 +19,14 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from drasim.errors import ScenarioError
 from drasim.scenario import Scenario, builtin_scenario_dir, load_text
 
 FILE = "fuzz.yaml"
-SETTINGS = settings(
-    max_examples=60,
-    deadline=timedelta(seconds=5),
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+SETTINGS = settings(max_examples=60, deadline=timedelta(seconds=5))  # the rest: tests/conftest.py's profile
 
 
 @cache
