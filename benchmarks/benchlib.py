@@ -129,7 +129,7 @@ def measure_blocks(
     The first run of each block is not timed, so every timed run follows a run of the same
     body: each body is measured as it runs when repeated, its own code and data in the caches,
     not straight after another body has replaced them (which costs a body more the more
-    Python it runs; see docs/performance.md, "The benchmark's arrangement"). Blocks of a few
+    Python it runs; see docs/performance.md, "round 5: the benchmark's arrangement"). Blocks of a few
     milliseconds still expose every body to the same drift of the machine's load.
     """
     if block < 2:

@@ -23,10 +23,11 @@ Measured in one process, one run, over the same kind of transport (a unix socket
     harness + FakeDriver: what one prepare/unprepare of a scenario step costs.
 
 Durations are medians. The bodies compared take turns in blocks of four runs, the first of
-each block not timed, so each is timed right after a run of itself (``measure_blocks``); the
-``rotation`` line gives the same harness/bare ratio with one run each in strict turns, the
-arrangement of the earlier rounds, where every harness cycle follows a bare pair and is timed
-with caches that pair has filled (docs/performance.md, "The benchmark's arrangement").
+each block not timed, so each is timed right after a run of itself, warm (``measure_blocks``).
+Two more lines give the harness/bare ratio in other arrangements: ``cold``, the bare pair and
+the harness cycle alternating, each timed right after the other; ``rotation``, the strict
+turns of the earlier rounds (call, pair, harness), where the pair is warm after the call and
+the harness cold after the pair (docs/performance.md, "The benchmark's arrangement").
 ``--profile`` adds a cProfile of the harness cycle (``--profile full``:
 of the full cycle), sorted by each function's own time; ``--breakdown`` times the parts of the
 harness cycle with wrappers (no profiler), the clearest view of what the harness adds;
@@ -485,16 +486,24 @@ def main(argv: list[str] | None = None) -> int:
             result("bare_unary_call", **bare_call.fields())
             result("bare_cycle", **bare_cycle.fields())
             result("harness_cycle", **harness.fields())
-            # The arrangement of rounds 1-4 (one run each in turn: every harness cycle right
-            # after a bare pair), kept for comparison with their figures.
-            progress(f"rpc_overhead: the same three in strict rotation, {n} cycles each")
+            # Two more arrangements, printed for comparison: both bodies right after the other
+            # one (cold: what each pays when it starts after other work), and the strict
+            # rotation of rounds 1-4 (call, pair, harness: the pair warm after the call, its own
+            # first half, the harness cold after the pair).
+            progress(f"rpc_overhead: bare cycle and harness cycle alternating, {n} cycles each")
+            cold_bare, cold_harness = measure_interleaved([pair, harness_body], n, w)
+            progress(f"rpc_overhead: the three in strict rotation, {n} cycles each")
             _, rotation_bare, rotation_harness = measure_interleaved([call, pair, harness_body], n, w)
-        result(
-            "rotation",
-            bare_cycle_median_us=rotation_bare.median * 1e6,
-            harness_cycle_median_us=rotation_harness.median * 1e6,
-            harness_over_bare_cycle=rotation_harness.median / rotation_bare.median,
-        )
+        for name, bare, harness_ in (
+            ("cold", cold_bare, cold_harness),
+            ("rotation", rotation_bare, rotation_harness),
+        ):
+            result(
+                name,
+                bare_cycle_median_us=bare.median * 1e6,
+                harness_cycle_median_us=harness_.median * 1e6,
+                harness_over_bare_cycle=harness_.median / bare.median,
+            )
         diagnose(args, trivial, uid)
 
     progress(f"rpc_overhead: kubelet core alone, {n} cycles")
