@@ -127,10 +127,10 @@ def measure_blocks(
     """Time each of ``bodies`` ``iterations`` times, taking turns in short blocks (a a a a, b b b b, ...).
 
     The first run of each block is not timed, so every timed run follows a run of the same
-    body: each body is measured as it runs when repeated, its own code and data in the caches,
-    not straight after another body has replaced them (which costs a body more the more
-    Python it runs; see docs/performance.md, "round 5: the benchmark's arrangement"). Blocks of a few
-    milliseconds still expose every body to the same drift of the machine's load.
+    body: each body is measured warm, as it runs when repeated, not straight after another
+    body (which costs a body more the more Python it runs; docs/performance.md, "round 5:
+    the benchmark's arrangement"). Blocks of a few milliseconds still expose every body to
+    the same drift of the machine's load.
     """
     if block < 2:
         msg = "a block needs one untimed and at least one timed run"

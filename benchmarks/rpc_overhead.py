@@ -27,7 +27,7 @@ each block not timed, so each is timed right after a run of itself, warm (``meas
 Two more lines give the harness/bare ratio in other arrangements: ``cold``, the bare pair and
 the harness cycle alternating, each timed right after the other; ``rotation``, the strict
 turns of the earlier rounds (call, pair, harness), where the pair is warm after the call and
-the harness cold after the pair (docs/performance.md, "The benchmark's arrangement").
+the harness cold after the pair (docs/performance.md, "round 5: the benchmark's arrangement").
 ``--profile`` adds a cProfile of the harness cycle (``--profile full``:
 of the full cycle), sorted by each function's own time; ``--breakdown`` times the parts of the
 harness cycle with wrappers (no profiler), the clearest view of what the harness adds;
