@@ -58,7 +58,6 @@ import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-import grpc
 from benchlib import (
     DRIVER,
     NAMESPACE,
@@ -92,6 +91,8 @@ POD_UID = "pod-uid-1"
 @contextlib.contextmanager
 def raw_stubs(node: Node, claim_uid: str) -> Iterator[tuple[Callable[[], object], Callable[[], object]]]:
     """(one NodePrepareResources, a prepare+unprepare pair) with raw stubs to ``node``'s driver."""
+    import grpc  # here, not at the top: benchlib quiets gRPC's INFO lines before grpc first loads
+
     channel = grpc.insecure_channel(f"unix:{node.endpoint}")
     stub = pb_grpc.DRAPluginStub(channel)  # type: ignore[no-untyped-call]
     claim = pb.Claim(namespace=NAMESPACE, uid=claim_uid, name=CLAIM)

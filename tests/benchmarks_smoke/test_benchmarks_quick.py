@@ -20,7 +20,8 @@ NUMBER = r"[0-9.e+-]+"
 
 def run(script: str, *args: str) -> str:
     env = {
-        **os.environ,
+        # as a user's shell has it: without the GRPC_VERBOSITY drasim's pytest plugin sets
+        **{name: value for name, value in os.environ.items() if name != "GRPC_VERBOSITY"},
         "PYTHONPATH": os.pathsep.join([str(BENCHMARKS.parent), os.environ.get("PYTHONPATH", "")]),
     }
     proc = subprocess.run(
@@ -36,6 +37,9 @@ def run(script: str, *args: str) -> str:
     # Progress goes to stderr, a line per phase, so a long run shows where it is.
     assert re.search(r"^\[ *\d+\.\ds\] \S", proc.stderr, re.M), f"no progress lines: {proc.stderr!r}"
     assert "RESULT " not in proc.stderr
+    assert "chttp2_transport" not in proc.stderr, (
+        "gRPC's INFO lines (GOAWAY at shutdown) leak into the output"
+    )
     return proc.stdout
 
 
