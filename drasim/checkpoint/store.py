@@ -296,26 +296,9 @@ class FileCheckpointStore:
         fd, tmp, held, info = self._take_spare()
         if fd < 0:
             fd, tmp = self._new_spare()
-        written = _Held(fd, _NO_IDENTITY, pieces)  # owns ``fd`` from here on
-        spare: str | None = None
-        try:
-            if held is None or size < REUSE_MIN_SIZE:
-                _write_at(fd, pieces, 0)
-            else:
-                skip, offset = _common_prefix(pieces, held)
-                _write_at(fd, pieces[skip:] if skip else pieces, offset)
-            if info is not None and info.st_size > size:  # a longer spare: cut its tail
-                os.ftruncate(fd, size)
-            if info is not None and size < REUSE_MIN_SIZE:
-                # Which file it is; its pieces are never reused, so its size and time are not needed.
-                written.ident = (info.st_dev, info.st_ino, -1, -1)
-            else:
-                written.ident = _identity(os.fstat(fd))
-            spare = self._put_in_place(tmp)
-        except BaseException:
-            self._abandon(written, tmp, spare)
-            raise
-        self._keep(written, spare)
+        small = size < REUSE_MIN_SIZE  # written whole; its pieces are never reused
+        ident = _which_file(info) if small and info is not None else _NO_IDENTITY  # else taken after
+        self._fill(_Held(fd, ident, pieces), tmp, size, info, None if small else held)
 
     def _swap_kept(self, pieces: list[bytes], size: int) -> bool:
         """The usual write, straight through: a file under :data:`REUSE_MIN_SIZE` written whole
@@ -331,20 +314,38 @@ class FileCheckpointStore:
         info = _kept_spare(name, kept)
         if info is None:
             return False
-        # Which file it is; its pieces are never reused (a small file), so no size or time.
-        written = _Held(kept.fd, (info.st_dev, info.st_ino, -1, -1), pieces)  # owns the descriptor
+        self._fill(_Held(kept.fd, _which_file(info), pieces), name, size, info, None)
+        return True
+
+    def _fill(
+        self, written: _Held, tmp: str, size: int, info: os.stat_result | None, held: list[bytes] | None
+    ) -> None:
+        """Write ``written``'s pieces into its file under the name ``tmp`` and put it in place of
+        the checkpoint; the replaced file becomes the spare (:meth:`_keep`).
+
+        ``written`` owns the descriptor from here on (the kept spare, if that is the file, is
+        forgotten first). The pieces go from the first one ``held`` does not already hold (all of
+        them when ``None``); a file longer than ``size`` before (``info``: its ``stat`` then) is cut.
+        Without an identity yet (:data:`_NO_IDENTITY`), the file's is taken after the write.
+        """
         spare: str | None = None
         try:
             self._spare = self._spare_held = None  # inside: an interrupt here still cleans up
-            _write_at(written.fd, pieces, 0)
-            if info.st_size > size:  # a longer spare: cut its tail
-                os.ftruncate(written.fd, size)
-            spare = self._put_in_place(name)
+            fd, pieces = written.fd, written.pieces
+            if held is None:
+                _write_at(fd, pieces, 0)
+            else:
+                skip, offset = _common_prefix(pieces, held)
+                _write_at(fd, pieces[skip:] if skip else pieces, offset)
+            if info is not None and info.st_size > size:  # a longer spare: cut its tail
+                os.ftruncate(fd, size)
+            if written.ident == _NO_IDENTITY:
+                written.ident = _identity(os.fstat(fd))
+            spare = self._put_in_place(tmp)
         except BaseException:
-            self._abandon(written, name, spare)
+            self._abandon(written, tmp, spare)
             raise
         self._keep(written, spare)
-        return True
 
     def _abandon(self, written: _Held, tmp: str | None, spare: str | None) -> None:
         """After a failed write: close the file written and forget the current one; remove the
@@ -596,6 +597,12 @@ def _identity(info: os.stat_result) -> _Identity:
     ``corruptCheckpoint`` step does) keeps its inode but not its modification time.
     """
     return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns
+
+
+def _which_file(info: os.stat_result) -> _Identity:
+    """The identity of a small file: device and inode alone (its pieces are never reused, so its
+    size and modification time are not compared)."""
+    return (info.st_dev, info.st_ino, -1, -1)
 
 
 def _common_prefix(pieces: list[bytes], held: list[bytes] | None) -> tuple[int, int]:
