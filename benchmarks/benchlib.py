@@ -107,43 +107,35 @@ def measure_interleaved(bodies: Sequence[Callable[[], object]], iterations: int,
 
     Load on a shared machine drifts over seconds; taking turns exposes every body to the
     same drift, so the ratio of their medians is stable where back-to-back runs are not.
+    Every run is timed, each right after another body's (see :func:`measure_blocks`).
     """
-    for _ in range(warmup):
-        for body in bodies:
-            body()
-    samples: list[list[float]] = [[] for _ in bodies]
-    clock = time.perf_counter
-    for _ in range(iterations):
-        for body, out in zip(bodies, samples, strict=True):
-            start = clock()
-            body()
-            out.append(clock() - start)
-    return [Stats(tuple(s)) for s in samples]
+    return measure_blocks(bodies, iterations, warmup, timed=1, untimed=0)
 
 
 def measure_blocks(
-    bodies: Sequence[Callable[[], object]], iterations: int, warmup: int, *, block: int = 4
+    bodies: Sequence[Callable[[], object]], iterations: int, warmup: int, *, timed: int = 3, untimed: int = 1
 ) -> list[Stats]:
     """Time each of ``bodies`` ``iterations`` times, taking turns in short blocks (a a a a, b b b b, ...).
 
-    The first run of each block is not timed, so every timed run follows a run of the same
-    body: each body is measured warm, as it runs when repeated, not straight after another
-    body (which costs a body more the more Python it runs; docs/performance.md, "round 5:
-    the benchmark's arrangement"). Blocks of a few milliseconds still expose every body to
-    the same drift of the machine's load.
+    Each block runs its body ``untimed`` times first, then times ``timed`` runs. With the
+    default (one untimed, three timed) every timed run follows a run of the same body: each
+    body is measured warm, as it runs when repeated, not straight after another body (which
+    costs a body more the more Python it runs; docs/performance.md, "round 5: the benchmark's
+    arrangement"). Blocks of a few milliseconds still expose every body to the same drift of
+    the machine's load.
     """
-    if block < 2:
-        msg = "a block needs one untimed and at least one timed run"
+    if timed < 1 or untimed < 0:
+        msg = "a block needs at least one timed run (and no negative count of untimed ones)"
         raise ValueError(msg)
     for _ in range(warmup):
         for body in bodies:
             body()
     samples: list[list[float]] = [[] for _ in bodies]
     clock = time.perf_counter
-    timed = block - 1
     for _ in range(-(-iterations // timed)):
         for body, out in zip(bodies, samples, strict=True):
-            body()
+            for _ in range(untimed):
+                body()
             for _ in range(timed):
                 start = clock()
                 body()

@@ -42,7 +42,7 @@ def test_measure_blocks_times_every_run_but_the_first_of_each_block(benchlib: ob
     benchlib.time.perf_counter = clock  # type: ignore[attr-defined]
     try:
         a, b = benchlib.measure_blocks(  # type: ignore[attr-defined]
-            [_recorder(log, "a"), _recorder(log, "b")], iterations=5, warmup=1, block=4
+            [_recorder(log, "a"), _recorder(log, "b")], iterations=5, warmup=1
         )
     finally:
         benchlib.time.perf_counter = original  # type: ignore[attr-defined]
@@ -56,4 +56,19 @@ def test_measure_blocks_times_every_run_but_the_first_of_each_block(benchlib: ob
 
 def test_measure_blocks_needs_a_timed_run(benchlib: object) -> None:
     with pytest.raises(ValueError, match="at least one timed run"):
-        benchlib.measure_blocks([lambda: None], iterations=1, warmup=0, block=1)  # type: ignore[attr-defined]
+        benchlib.measure_blocks([lambda: None], iterations=1, warmup=0, timed=0)  # type: ignore[attr-defined]
+
+
+def test_measure_interleaved_times_every_run_in_strict_turns(benchlib: object) -> None:
+    log: list[str] = []
+    original = benchlib.time.perf_counter  # type: ignore[attr-defined]
+    ticks = iter(range(100))
+    benchlib.time.perf_counter = lambda: float(next(ticks))  # type: ignore[attr-defined]
+    try:
+        a, b = benchlib.measure_interleaved(  # type: ignore[attr-defined]
+            [_recorder(log, "a"), _recorder(log, "b")], iterations=3, warmup=1
+        )
+    finally:
+        benchlib.time.perf_counter = original  # type: ignore[attr-defined]
+    assert log == ["a", "b"] * 4  # warm-up, then three timed turns
+    assert a.samples == b.samples == (1.0, 1.0, 1.0)  # every run after the warm-up is timed
