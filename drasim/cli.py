@@ -33,6 +33,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "drasim.commands.list_cmd",
     "drasim.commands.explore",
     "drasim.commands.serve_apiserver",
+    "drasim.commands.upstream",
 )
 
 

@@ -1,0 +1,102 @@
+"""drasim.gobuild without building: releases, sources, the cache key, and a missing Go."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from drasim import gobuild
+
+
+@pytest.mark.parametrize(
+    ("text", "version", "tag", "staging"),
+    [
+        ("1.37", "1.37.2", "drasim_k8s_1_37", "v0.37.2"),
+        ("v1.35.4", "1.35.4", "drasim_k8s_1_35", "v0.35.4"),
+        ("1.34.0", "1.34.0", "drasim_k8s_1_34", "v0.34.0"),
+        (" 1.36 ", "1.36.3", "drasim_k8s_1_36", "v0.36.3"),
+    ],
+)
+def test_parse_release(text: str, version: str, tag: str, staging: str) -> None:
+    rel = gobuild.parse_release(text)
+    assert (rel.version, rel.tag, rel.staging) == (version, tag, staging)
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("1.33", "1.34 and newer"),
+        ("2.0", "expected a Kubernetes release"),
+        ("1.37.2; rm -rf /", "expected a Kubernetes release"),
+        ("1.99", "give the full version"),
+        ("", "expected a Kubernetes release"),
+    ],
+)
+def test_parse_release_refuses(text: str, words: str) -> None:
+    with pytest.raises(gobuild.GoError, match=words):
+        gobuild.parse_release(text)
+
+
+def test_default_release_is_what_go_mod_pins() -> None:
+    text = (gobuild.source_dir() / "go.mod").read_text()
+    rel = gobuild.default_release()
+    assert f"k8s.io/kubernetes v{rel.version}" in text
+    # Every staging module is pinned to the matching version.
+    pins = [line for line in text.splitlines() if "=> k8s.io/" in line]
+    assert pins
+    assert all(line.strip().endswith(rel.staging) for line in pins)
+
+
+def test_source_key_follows_sources(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "cmd" / "x").mkdir(parents=True)
+    (tmp_path / "go.mod").write_text("module x\n\nrequire k8s.io/kubernetes v1.37.2\n")
+    main = tmp_path / "cmd" / "x" / "main.go"
+    main.write_text("package main\n\nfunc main() {}\n")
+    monkeypatch.setenv(gobuild.SOURCE_ENV, str(tmp_path))
+    monkeypatch.setenv(gobuild.CACHE_ENV, str(tmp_path / "cache"))
+    first = gobuild.binary_path("x")
+    assert first == gobuild.binary_path("x")
+    assert first.parent == tmp_path / "cache" / "bin" / "1.37.2"
+    main.write_text("package main\n\nfunc main() { println() }\n")
+    assert gobuild.binary_path("x") != first
+    assert gobuild.binary_path("x", "1.35") != gobuild.binary_path("x")
+    assert gobuild.programs() == ["x"]
+    assert gobuild.cached("x") is None
+
+
+def test_build_refuses_unknown_program(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "cmd" / "kubelet").mkdir(parents=True)
+    (tmp_path / "go.mod").write_text("module x\n\nrequire k8s.io/kubernetes v1.37.2\n")
+    monkeypatch.setenv(gobuild.SOURCE_ENV, str(tmp_path))
+    if gobuild.go_problem():
+        pytest.skip(gobuild.go_problem() or "")
+    with pytest.raises(gobuild.GoError, match=r"no Go program 'nope' .*known: kubelet"):
+        gobuild.build("nope")
+    with pytest.raises(gobuild.GoError, match="expected a name"):
+        gobuild.build("../etc")
+
+
+def test_cli_without_go_says_what_is_missing(tmp_path: Path) -> None:
+    env = {"PATH": str(tmp_path), "HOME": str(tmp_path), "DRASIM_GO_CACHE": str(tmp_path / "c")}
+    done = subprocess.run(
+        [sys.executable, "-m", "drasim", "upstream", "build"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "drasim upstream: error: Go is not installed (no `go` on PATH)" in done.stderr
+    assert "Traceback" not in done.stderr
+    status = subprocess.run(
+        [sys.executable, "-m", "drasim", "upstream", "status"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert status.returncode == 0, status.stderr
+    assert "go: Go is not installed" in status.stdout
