@@ -340,7 +340,7 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
         store = self.server.store
         obj = self._object_body(route, route.rtype.kind)
         check_kind(route, obj)
-        name = (obj.get("metadata") or {}).get("name") or ""
+        name = _body_name(obj)
         call = ApiCall(
             "create",
             route.rtype,
@@ -359,7 +359,7 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
         store = self.server.store
         obj = self._object_body(route, route.rtype.kind)
         check_kind(route, obj)
-        body_name = (obj.get("metadata") or {}).get("name") or ""
+        body_name = _body_name(obj)
         if body_name != route.name:
             raise bad_request(
                 f"the name of the object ({body_name}) does not match the name on the URL ({route.name})"
@@ -416,7 +416,7 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
             )
             self.send_json(200, body)
             return
-        pre = options.get("preconditions") or {}
+        pre = _preconditions(options)
 
         def action(_fault: ApiFault | None) -> dict[str, Any]:
             return store.delete(
@@ -443,6 +443,40 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
                 raise
             log.warning("ignoring protobuf DeleteOptions on %s: %s", self.path, err)
             return {}
+
+
+def _body_name(obj: dict[str, Any]) -> str:
+    """``metadata.name`` of a body, or "" where the body has none (the store checks the shape)."""
+    md = obj.get("metadata")
+    name = md.get("name") if isinstance(md, dict) else None
+    return name if isinstance(name, str) else ""
+
+
+_DELETE_OPTION_TYPES: dict[str, type | tuple[type, ...]] = {
+    "gracePeriodSeconds": int,
+    "orphanDependents": bool,
+    "propagationPolicy": str,
+    "dryRun": list,
+    "preconditions": dict,
+    "kind": str,
+    "apiVersion": str,
+}
+
+
+def _preconditions(options: dict[str, Any]) -> dict[str, str]:
+    """The ``preconditions`` of DeleteOptions; 400 where the options do not decode as DeleteOptions."""
+    for key, kind in _DELETE_OPTION_TYPES.items():
+        value = options.get(key)
+        wrong_int = kind is int and isinstance(value, bool)
+        if value is not None and (wrong_int or not isinstance(value, kind)):
+            raise bad_request(f"the body does not decode as DeleteOptions: {key} has the wrong type")
+    pre = options.get("preconditions") or {}
+    for key in ("uid", "resourceVersion"):
+        if pre.get(key) is not None and not isinstance(pre[key], str):
+            raise bad_request(
+                f"the body does not decode as DeleteOptions: preconditions.{key} must be a string"
+            )
+    return {k: pre[k] for k in ("uid", "resourceVersion") if pre.get(k)}
 
 
 def _with_name(field_selector: str, name: str) -> str:
