@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from drasim.faults import PluginFault
 from drasim.values import ClaimRef, Device, PrepareResult, UnprepareResult
-from fake_plugins import cdi
+from fake_plugins import cdi, names
 from fake_plugins.behaviour import Behaviour, claim_matches
 from fake_plugins.claims import (
     ClaimSource,
@@ -97,6 +97,7 @@ class DriverCore:
         self, claims: Sequence[ClaimRef], faults: Sequence[PluginFault], context: Any = None
     ) -> dict[str, PrepareResult]:
         """Prepare every claim; whole-call problems raise :class:`CallError`."""
+        _check_refs(claims)
         try:
             objects = self._fetch_claims(claims)
         except CallError:
@@ -204,6 +205,7 @@ class DriverCore:
         self, claims: Sequence[ClaimRef], faults: Sequence[PluginFault], context: Any = None
     ) -> dict[str, UnprepareResult]:
         """Unprepare every claim; an unknown claim is a success."""
+        _check_refs(claims)
         with self._serialized():
             if context is None:
                 self.effects.before(faults)
@@ -264,3 +266,11 @@ def _shape_reply(
                     results.pop(ref.uid, None)
         if fault.unknown_uid:
             results[fault.added_uid] = empty  # type: ignore[assignment]
+
+
+def _check_refs(claims: Sequence[ClaimRef]) -> None:
+    """Refuse the whole call (INVALID_ARGUMENT) when a claim's UID, name or namespace could not
+    come from Kubernetes: the UID becomes part of a file name (see :mod:`fake_plugins.names`)."""
+    problem = names.first_problem(claims)
+    if problem is not None:
+        raise CallError("INVALID_ARGUMENT", problem)

@@ -503,3 +503,7 @@ def _parse_rv(value: str | None) -> int:
         return int(str(value))
     except ValueError:
         raise bad_request(f"invalid resource version: {value!r}") from None
+
+
+RESOURCE_SLICE_MAX_DEVICES = validation.RESOURCE_SLICE_MAX_DEVICES
+"""Devices in one ResourceSlice (upstream ``resourceapi.ResourceSliceMaxDevices``)."""
