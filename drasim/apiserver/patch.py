@@ -55,7 +55,7 @@ MAX_PATCHED_BYTES = 3 * 1024 * 1024
 
 
 def _encoded_size(value: Any) -> int:
-    return len(json.dumps(value, separators=(",", ":")))
+    return len(json.dumps(value, separators=(",", ":"), default=str))
 
 
 def _too_large(message: str) -> StatusError:
@@ -162,6 +162,24 @@ def json_patch(target: Any, operations: Any) -> Any:
     return doc
 
 
+def _bounded_copy(value: Any, copied: list[int]) -> Any:
+    """A copy of ``value`` for a ``copy`` operation, counted against :data:`MAX_COPY_BYTES`
+    first (``copied[0]`` holds what the patch's earlier copies added)."""
+    try:
+        encoded = json.dumps(value, separators=(",", ":"))
+    except (TypeError, ValueError):  # not plain JSON (a YAML timestamp, ...): copy it the slow way
+        encoded = None
+    copied[0] += len(encoded) if encoded is not None else _encoded_size(str(value))
+    if copied[0] > MAX_COPY_BYTES:
+        raise StatusError(
+            422,
+            "Invalid",
+            f"json patch: the copy operations would add {copied[0]} bytes, "
+            f"above the limit of {MAX_COPY_BYTES}",
+        )
+    return json.loads(encoded) if encoded is not None else copy.deepcopy(value)
+
+
 def _pointer(path: str) -> list[str]:
     if path == "":
         return []
@@ -194,16 +212,7 @@ def _json_patch_op(doc: Any, op: dict[str, Any], copied: list[int]) -> Any:
         if not isinstance(source, str):
             raise bad_request(f"json patch: 'from' of {kind} at {path!r} must be a string")
         found = _resolve(doc, _pointer(source), source)
-        if kind == "copy":
-            copied[0] += _encoded_size(found)
-            if copied[0] > MAX_COPY_BYTES:
-                raise StatusError(
-                    422,
-                    "Invalid",
-                    f"json patch: the copy operations would add {copied[0]} bytes, "
-                    f"above the limit of {MAX_COPY_BYTES}",
-                )
-        value = copy.deepcopy(found)
+        value = _bounded_copy(found, copied) if kind == "copy" else copy.deepcopy(found)
         if kind == "move":
             doc = _remove(doc, _pointer(source), source)
         return _add(doc, parts, value, path)
