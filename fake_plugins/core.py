@@ -18,6 +18,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
+from drasim.errors import CheckpointError
 from drasim.faults import PluginFault
 from drasim.values import ClaimRef, Device, PrepareResult, UnprepareResult
 from fake_plugins import cdi, names
@@ -123,7 +124,7 @@ class DriverCore:
                 results[ref.uid] = result
                 changed = changed or did_change
             if changed:
-                self.state.save()
+                _save(self.state)
             _shape_reply(results, claims, faults, PrepareResult())
             if self._bug("drops-claim") and claims:
                 results.pop(claims[-1].uid, None)
@@ -195,9 +196,11 @@ class DriverCore:
             ((d.cdi_device_ids or ("=",))[0].split("=", 1)[1], d.pool_name, d.device_name) for d in devices
         ]
         spec = cdi.build_spec(self.config.cdi_kind, self.config.driver_name, uid, entries)
-        cdi.write_spec(
-            cdi.spec_path(self.config.cdi_dir, self.config.driver_name, uid), spec, sync=self.config.fsync
-        )
+        path = cdi.spec_path(self.config.cdi_dir, self.config.driver_name, uid)
+        try:
+            cdi.write_spec(path, spec, sync=self.config.fsync)
+        except OSError as err:
+            raise CallError("INTERNAL", f"{path}: cannot write CDI spec: {err.strerror or err}") from None
 
     # --- NodeUnprepareResources -----------------------------------------------
 
@@ -224,14 +227,18 @@ class DriverCore:
                     continue
                 known = self.state.claims.pop(ref.uid, None)
                 if known is not None or not self._bug("forgets-state"):
-                    cdi.remove_spec(
-                        cdi.spec_path(self.config.cdi_dir, self.config.driver_name, ref.uid),
-                        sync=self.config.fsync,
-                    )
+                    path = cdi.spec_path(self.config.cdi_dir, self.config.driver_name, ref.uid)
+                    try:
+                        cdi.remove_spec(path, sync=self.config.fsync)
+                    except OSError as err:
+                        if known is not None:
+                            self.state.claims[ref.uid] = known  # still prepared: a retry removes it
+                        reason = err.strerror or err
+                        raise CallError("INTERNAL", f"{path}: cannot remove CDI spec: {reason}") from None
                 changed = changed or known is not None
                 results[ref.uid] = UnprepareResult()
             if changed:
-                self.state.save()
+                _save(self.state)
             _shape_reply(results, claims, faults, UnprepareResult())
             self.effects.after(faults)
             return results
@@ -266,6 +273,14 @@ def _shape_reply(
                     results.pop(ref.uid, None)
         if fault.unknown_uid:
             results[fault.added_uid] = empty  # type: ignore[assignment]
+
+
+def _save(state: DriverState) -> None:
+    """Write the driver's checkpoint; a file-system failure fails the call with the file and reason."""
+    try:
+        state.save()
+    except CheckpointError as err:
+        raise CallError("INTERNAL", str(err)) from None
 
 
 def _check_refs(claims: Sequence[ClaimRef]) -> None:
