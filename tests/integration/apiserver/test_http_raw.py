@@ -453,7 +453,8 @@ def _raw_exchange(server, raw: bytes) -> tuple[int, dict]:
 )
 def test_malformed_framing_is_400(server, framing):
     auth = f"Authorization: Bearer {server.token}\r\n".encode()
-    raw = b"POST " + RS.encode() + b" HTTP/1.1\r\nHost: x\r\n" + auth + b"Content-Type: application/json\r\n" + framing
+    head = b"POST " + RS.encode() + b" HTTP/1.1\r\nHost: x\r\n" + auth
+    raw = head + b"Content-Type: application/json\r\n" + framing
     code, body = _raw_exchange(server, raw)
     assert code == 400
     assert_status(body, 400, "BadRequest")
