@@ -94,8 +94,9 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
         self._dispatch("DELETE")
 
     def log_message(self, format: str, *args: Any) -> None:
-        """Route http.server's access log to logging instead of stderr."""
-        log.debug("%s %s", self.address_string(), format % args)
+        """Route http.server's access log to logging instead of stderr (the token left out)."""
+        message = (format % args).replace(self.server.token, "<token>")
+        log.debug("%s %s", self.address_string(), message)
 
     # ------------------------------------------------------- timeouts
     def handle_one_request(self) -> None:

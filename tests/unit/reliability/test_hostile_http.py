@@ -258,3 +258,13 @@ def test_connections_above_the_bound_get_429_and_no_thread():
         assert b'"reason":"TooManyRequests"' in data
         for s in held:
             s.close()
+
+
+def test_the_access_log_leaves_the_token_out(server, caplog):
+    with caplog.at_level("DEBUG", logger="drasim.apiserver.handler"):
+        conn = http.client.HTTPConnection(server.host, server.port, timeout=TIMEOUT)
+        conn.request("GET", f"/{server.token}/healthz")
+        assert conn.getresponse().read() == b"ok"
+        conn.close()
+    assert "/<token>/healthz" in caplog.text
+    assert server.token not in caplog.text
