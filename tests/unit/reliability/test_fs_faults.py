@@ -108,16 +108,27 @@ def test_the_previous_checkpoint_survives_a_failed_write(fs, monkeypatch, name, 
     fs.create_dir(KUBELET)
     path = KUBELET / DRA_MANAGER_STATE_FILE
     store = FileCheckpointStore(path, fsync=fsync)
-    store.store([claim("a")])
-    before = path.read_bytes()
-    bigger = [claim(f"c{i:02d}") for i in range(40)]  # needs new space even where files are recycled
-    with fault(fs, monkeypatch, name, [KUBELET]), pytest.raises(CheckpointError) as err:
-        store.store(bigger)
-    assert str(err.value) == f"{path}: cannot write checkpoint: {REASONS[name]}"
-    assert path.read_bytes() == before
-    assert FileCheckpointStore(path).get_or_create() == [claim("a")]
-    store.store(bigger)  # the fault is gone: the next write goes through
-    assert FileCheckpointStore(path).get_or_create() == bigger
+    try:
+        store.store([claim("a")])
+        before = path.read_bytes()
+        bigger = [claim(f"c{i:02d}") for i in range(40)]  # needs new space even where files are recycled
+        with fault(fs, monkeypatch, name, [KUBELET]), pytest.raises(CheckpointError) as err:
+            store.store(bigger)
+        assert str(err.value) == f"{path}: cannot write checkpoint: {REASONS[name]}"
+        assert path.read_bytes() == before
+        assert _stored(path) == [claim("a")]
+        store.store(bigger)  # the fault is gone: the next write goes through
+        assert _stored(path) == bigger
+    finally:
+        store.close()  # the recycling store holds descriptors of the fake file system
+
+
+def _stored(path: Path) -> list[ClaimInfoState]:
+    reader = FileCheckpointStore(path)
+    try:
+        return reader.get_or_create()
+    finally:
+        reader.close()
 
 
 # --------------------------------------------------------- the fake driver's files
