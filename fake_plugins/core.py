@@ -123,8 +123,8 @@ class DriverCore:
                 result, did_change = self._prepare_one(ref, obj)
                 results[ref.uid] = result
                 changed = changed or did_change
-            if changed:
-                _save(self.state)
+            if changed or self.state.claims.pending:
+                _save(self.state)  # also what an earlier failed save left unwritten
             _shape_reply(results, claims, faults, PrepareResult())
             if self._bug("drops-claim") and claims:
                 results.pop(claims[-1].uid, None)
@@ -237,8 +237,8 @@ class DriverCore:
                         raise CallError("INTERNAL", f"{path}: cannot remove CDI spec: {reason}") from None
                 changed = changed or known is not None
                 results[ref.uid] = UnprepareResult()
-            if changed:
-                _save(self.state)
+            if changed or self.state.claims.pending:
+                _save(self.state)  # also what an earlier failed save left unwritten
             _shape_reply(results, claims, faults, UnprepareResult())
             self.effects.after(faults)
             return results

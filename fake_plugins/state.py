@@ -187,6 +187,11 @@ class PreparedClaims(dict[str, PreparedClaim]):
         self.update(other)
         return self
 
+    @property
+    def pending(self) -> bool:
+        """Whether a claim changed since the last :meth:`take_changed`."""
+        return bool(self._changed)
+
     def mark_changed(self, uids: set[str]) -> None:
         """Note ``uids`` as changed again (their files could not be written)."""
         self._changed |= uids

@@ -177,6 +177,29 @@ def test_a_prepare_that_cannot_write_fails_clearly_and_keeps_the_previous_files(
     assert set(make_core().prepared_claims()) == {"uid-a", "uid-b"}  # and a restart still knows both
 
 
+def test_a_prepare_whose_checkpoint_cannot_be_saved_is_saved_by_the_retry(fs, monkeypatch):
+    fs.create_dir(PLUGIN)
+    fs.create_dir(CDI)
+    core = make_core()
+    core.prepare([ref("a")], [])
+    real_replace = os.replace
+
+    def state_dir_fails(src, dst):  # the CDI folder works, the driver's state folder does not
+        if str(dst).startswith(str(PLUGIN)):
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        real_replace(src, dst)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(os, "replace", state_dir_fails)
+        with pytest.raises(CallError) as err:
+            core.prepare([ref("b")], [])
+    assert err.value.code == "INTERNAL"
+    assert err.value.details.endswith(f"cannot write fake driver checkpoint: {REASONS['EIO']}")
+    assert set(make_core().prepared_claims()) == {"uid-a"}
+    assert set(core.prepare([ref("b")], [])) == {"uid-b"}  # the kubelet retries
+    assert set(make_core().prepared_claims()) == {"uid-a", "uid-b"}  # now on disk too
+
+
 @pytest.mark.parametrize("name", FAULTS)
 def test_an_unprepare_that_cannot_remove_the_spec_keeps_the_claim_prepared(fs, monkeypatch, name):
     if name in ("ENOSPC", "EIO"):
