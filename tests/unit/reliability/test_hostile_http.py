@@ -268,3 +268,42 @@ def test_the_access_log_leaves_the_token_out(server, caplog):
         conn.close()
     assert "/<token>/healthz" in caplog.text
     assert server.token not in caplog.text
+
+
+def _read_stream(conn: socket.socket) -> bytes:
+    """Everything a chunked watch stream sends, up to its terminating chunk (or the connection's end)."""
+    data = b""
+    while not data.endswith(b"\r\n0\r\n\r\n"):
+        chunk = conn.recv(1 << 20)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def test_a_watcher_that_stops_reading_is_dropped_and_the_others_get_every_event():
+    """Over HTTP: the stalled client's socket buffers fill, then its queue (4 events), then its
+    watch ends; a reading watcher on the same resource misses nothing."""
+    store = ObjectStore(watch_queue=4)
+    nodes = store.registry.resource("", "v1", "nodes")
+    big = "x" * 100_000  # 60 events of 100 kB: more than the 4 MiB a socket may buffer
+    with HttpApiServer(store) as srv, store.watch(nodes, "v1") as reader:
+        stalled = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8192)  # no receive-side autotuning
+        stalled.settimeout(TIMEOUT)
+        stalled.connect((srv.host, srv.port))
+        request = f"GET {NODES}?watch=true HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {srv.token}\r\n\r\n"
+        stalled.sendall(request.encode())
+        assert stalled.recv(15).startswith(b"HTTP/1.1 200")  # the watch is open; now stop reading
+        seen = []
+        for i in range(60):
+            store.create(nodes, "v1", {"metadata": {"name": f"n{i}", "annotations": {"big": big}}})
+            seen.append(reader.next(timeout=TIMEOUT))  # this watcher keeps up
+        assert not reader.dropped
+        assert [e.object["metadata"]["name"] for e in seen if e is not None] == [f"n{i}" for i in range(60)]
+        stream = _read_stream(stalled)
+        stalled.close()
+        delivered = stream.count(b'"type":"ADDED"')
+        assert 0 < delivered < 60  # what fit in the buffers and the queue, then the end
+        assert stream.endswith(b"\r\n0\r\n\r\n")
+        assert send(srv, "GET", NODES)[0] == 200
