@@ -200,10 +200,18 @@ class ApiServerHarness:
 
     @property
     def url(self) -> str:
-        """``http://127.0.0.1:<port>`` once :meth:`kubeconfig` started the server."""
+        """``http://127.0.0.1:<port>/<token>`` (starts the server like :meth:`kubeconfig`): every
+        request under it carries the server's token, so plain HTTP tools need nothing else."""
         if self._http is None:
             self.kubeconfig()
-        return f"http://{self._http.host}:{self._http.port}"
+        return str(self._http.client_url)
+
+    @property
+    def token(self) -> str:
+        """The server's bearer token (``Authorization: Bearer <token>`` on requests to its port)."""
+        if self._http is None:
+            self.kubeconfig()
+        return str(self._http.token)
 
     def close(self) -> None:
         """Stop the HTTP server and remove its directory."""

@@ -154,7 +154,7 @@ def test_a_failed_write_leaves_the_previous_file(tmp_path: Path, monkeypatch) ->
 
     monkeypatch.setattr(os, "replace", failing_replace)
     state.claims["u"] = PreparedClaim("ns", "new", ())
-    with pytest.raises(OSError, match="No space"):
+    with pytest.raises(CheckpointError, match=f"{path}: cannot write fake driver checkpoint: No space"):
         state.save()
     monkeypatch.undo()
     assert path.read_bytes() == before
