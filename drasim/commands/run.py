@@ -21,7 +21,7 @@ from drasim.errors import ConfigError
 if TYPE_CHECKING:
     from drasim.report import RunReport
     from drasim.report.terminal import TerminalReporter
-    from drasim.runner.world import RunOptions
+    from drasim.runner.options import RunOptions
     from drasim.scenario.schema import Scenario
 
 
@@ -113,8 +113,8 @@ def register(subparsers: Any) -> None:
 
 def run_options(args: argparse.Namespace) -> RunOptions:
     """The :class:`RunOptions` the parsed ``drasim run`` arguments ask for."""
-    from drasim.runner.world import RunOptions
-    from drasim.scenario.limits import DEFAULT_SCENARIO_TIMEOUT
+    from drasim.limits import DEFAULT_SCENARIO_TIMEOUT
+    from drasim.runner.options import RunOptions
 
     timeout = DEFAULT_SCENARIO_TIMEOUT if args.scenario_timeout is None else args.scenario_timeout
     kubelet_versions: tuple[str, ...] = ()
@@ -200,13 +200,13 @@ def backend_options(args: argparse.Namespace) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     """Load, filter, run, report."""
     from drasim.commands.list_cmd import select
+    from drasim.limits import DEFAULT_SCENARIO_TIMEOUT, MAX_TIME_SCALE
     from drasim.report import RunEnvironment, RunReport
     from drasim.report.html import write_html
     from drasim.report.json_report import write_json
     from drasim.report.junit import write_junit
     from drasim.report.terminal import TerminalReporter
     from drasim.scenario import builtin_scenario_dir, load_paths
-    from drasim.scenario.limits import DEFAULT_SCENARIO_TIMEOUT, MAX_TIME_SCALE
     from drasim.timescale import reported_time_scale
 
     if args.jobs < 1:

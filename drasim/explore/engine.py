@@ -33,8 +33,9 @@ from drasim.explore.generator import Choice, StepGenerator
 from drasim.explore.oracle import Oracle
 from drasim.explore.violations import InvariantViolation, Violation, violation_error
 from drasim.runner.drivers import FakeDriverHandle
+from drasim.runner.options import RunOptions
 from drasim.runner.session import StepSession
-from drasim.runner.world import RunOptions, World, open_world
+from drasim.runner.world import World, open_world
 from drasim.scenario.registry import Step
 
 RULE_BITS = 5
@@ -170,14 +171,14 @@ def _explorer_error(trace: Trace, err: Exception) -> InvariantViolation:
 
 def _settle_plugin(world: World) -> None:
     """A plugin that crashed mid-call (fault ``crash``) dies on another thread: let the kubelet see it."""
-    handle = world.driver()
+    handle = world.fleet.driver()
     if not isinstance(handle, FakeDriverHandle):
         return
     driver = handle.driver
     if driver.crashed.is_set():
         driver.stopped.wait(10)
         if world.kubelet is not None:
-            world.kubelet.host.sync(timeout=15.0)
+            world.kubelet.sync_registrations(15.0)
 
 
 def _from_bits(bits: tuple[bool, ...]) -> int:

@@ -15,12 +15,12 @@ import pytest
 
 from drasim.conformance import FAKE_PLUGIN, KNOWN_CAPABILITIES, SUITES, check_capability_names, suite_paths
 from drasim.errors import ConfigError
+from drasim.limits import DEFAULT_SCENARIO_TIMEOUT, MAX_TIME_SCALE
 from drasim.pytest_plugin.profile import NAMED_PROFILES, ProfileOverride, load_profile
 from drasim.runner.process import PLACEHOLDERS, render_command
-from drasim.scenario.limits import DEFAULT_SCENARIO_TIMEOUT, MAX_TIME_SCALE
 
 if TYPE_CHECKING:
-    from drasim.runner.world import RunOptions
+    from drasim.runner.options import RunOptions
     from drasim.scenario.schema import Scenario
 
 DEFAULT_GLOBS = ("drasim_*.yaml", "scenarios/**/*.yaml")
@@ -151,7 +151,7 @@ class Settings:
 
     def run_options(self, kubelet_version: str | None = None) -> RunOptions:
         """Runner options for every scenario (for one kubelet version of the matrix)."""
-        from drasim.runner.world import RunOptions
+        from drasim.runner.options import RunOptions
 
         return RunOptions(
             kubelet_version=kubelet_version,

@@ -17,8 +17,8 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from drasim.errors import ApiError, ConfigError, DrasimError, KubeletError
+from drasim.limits import MAX_TIMER_RUNS
 from drasim.runner.pods import PodRecord, split_ref
-from drasim.scenario.limits import MAX_TIMER_RUNS
 
 if TYPE_CHECKING:
     from drasim.runner.world import World
@@ -42,7 +42,7 @@ def compute_cdi(world: World, rec: PodRecord) -> None:
     pod = rec.manifest(world.node)
     for ctr in rec.containers:
         try:
-            rec.cdi[ctr.name] = world.kubelet.manager.get_resources_by_device(
+            rec.cdi[ctr.name] = world.kubelet.get_resources_by_device(
                 pod, rec.container_manifest(ctr.name, world.node)
             )
         except DrasimError as err:
@@ -57,9 +57,9 @@ def prepare(world: World, rec: PodRecord) -> str | None:
     if world.kubelet is None:
         return None
     try:
-        world.kubelet.manager.prepare_resources(rec.manifest(world.node))
+        world.kubelet.prepare_resources(rec.manifest(world.node))
     except KubeletError as err:
-        rec.retry_due = world.now + retry_delay(world, world.profile.timers.resync_interval)
+        rec.retry_due = world.clock.now + retry_delay(world, world.profile.timers.resync_interval)
         return str(err)
     rec.phase = "Running"
     rec.retry_due = None
@@ -73,9 +73,9 @@ def unprepare(world: World, rec: PodRecord) -> str | None:
     if world.kubelet is None:
         return None
     try:
-        world.kubelet.manager.unprepare_resources(rec.manifest(world.node))
+        world.kubelet.unprepare_resources(rec.manifest(world.node))
     except KubeletError as err:
-        rec.retry_due = world.now + retry_delay(world, world.profile.timers.backoff_period)
+        rec.retry_due = world.clock.now + retry_delay(world, world.profile.timers.backoff_period)
         return str(err)
     finish_termination(world, rec)
     return None
@@ -182,7 +182,7 @@ def reconcile(world: World) -> None:
     if world.kubelet is None:
         return
     active = [rec.uid for rec in world.pods.values() if rec.active]
-    results: Any = world.kubelet.manager.reconcile(active)
+    results: Any = world.kubelet.reconcile(active)
     world.journal.record(
         "kubelet",
         operation="reconcile",
@@ -193,7 +193,7 @@ def reconcile(world: World) -> None:
 def find_pod(world: World, ref: str) -> PodRecord:
     """A pod by ``name`` or ``namespace/name``; a clear error names the known pods."""
     namespace, name = split_ref(ref)
-    namespace = world.namespace(namespace)
+    namespace = world.api.namespace(namespace)
     rec = world.pods.get(f"{namespace}/{name}")
     if rec is None:
         known = ", ".join(sorted(world.pods)) or "none"
@@ -204,27 +204,31 @@ def find_pod(world: World, ref: str) -> PodRecord:
 
 def advance(world: World, seconds: float) -> None:
     """Move the nominal clock, firing every timer that falls due, in time order."""
-    target = world.now + seconds
-    scale = world.time_scale or 1.0
+    target = world.clock.now + seconds
+    scale = world.plan.time_scale or 1.0
     for _ in range(100_000):  # a guard against timers that keep re-arming at zero delay
         due: list[float] = []
         kubelet = world.kubelet
         if kubelet is not None:
-            if world.next_reconcile is not None:
-                due.append(world.next_reconcile)
+            if world.clock.next_reconcile is not None:
+                due.append(world.clock.next_reconcile)
             due.extend(rec.retry_due for rec in world.pods.values() if rec.retry_due is not None)
-            pending = kubelet.scheduler.pending()
+            pending = kubelet.pending_timers()
             if pending:
-                due.append(world.now + pending[0] / scale)
+                due.append(world.clock.now + pending[0] / scale)
         upcoming = [t for t in due if t <= target + 1e-9]
         if not upcoming:
             break
-        when = max(min(upcoming), world.now)
+        when = max(min(upcoming), world.clock.now)
         if kubelet is not None:
-            kubelet.scheduler.advance((when - world.now) * scale)
-        world.now = when
-        if kubelet is not None and world.next_reconcile is not None and world.next_reconcile <= when + 1e-9:
-            world.next_reconcile = when + float(world.profile.timers.reconcile_period)
+            kubelet.advance_timers((when - world.clock.now) * scale)
+        world.clock.now = when
+        if (
+            kubelet is not None
+            and world.clock.next_reconcile is not None
+            and world.clock.next_reconcile <= when + 1e-9
+        ):
+            world.clock.next_reconcile = when + float(world.profile.timers.reconcile_period)
             _count_timer_run(world)
             reconcile(world)
         for rec in list(world.pods.values()):
@@ -233,10 +237,10 @@ def advance(world: World, seconds: float) -> None:
                 _count_timer_run(world)
                 sync(world, rec)
     if world.kubelet is not None:
-        world.kubelet.scheduler.advance((target - world.now) * scale)
+        world.kubelet.advance_timers((target - world.clock.now) * scale)
         if seconds >= 1.0:
             retry_failed_registrations(world)
-    world.now = target
+    world.clock.now = target
 
 
 def _count_timer_run(world: World) -> None:
@@ -244,8 +248,8 @@ def _count_timer_run(world: World) -> None:
     if world.aborted.is_set():
         msg = "the run was stopped (its time limit passed)"
         raise DrasimError(msg)
-    world.timer_runs += 1
-    if world.timer_runs > MAX_TIMER_RUNS:
+    world.clock.timer_runs += 1
+    if world.clock.timer_runs > MAX_TIMER_RUNS:
         timers = world.profile.timers
         msg = (
             f"the nominal clock fired more than {MAX_TIMER_RUNS} reconcile passes and pod retries in "
@@ -268,7 +272,7 @@ def retry_failed_registrations(world: World) -> None:
         latest[str(event.get("socket"))] = str(event.get("outcome"))
     failed = [path for path, outcome in latest.items() if outcome == "failed" and os.path.exists(path)]
     mark = world.journal.mark()
-    world.kubelet.host.sync(timeout=15.0)
+    world.kubelet.sync_registrations(15.0)
     for path in failed:
         world.journal.wait_for(15.0, kind="registration", since_seq=mark, socket=path)
-    world.settle_registrations()
+    world.fleet.settle_registrations()

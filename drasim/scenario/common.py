@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Literal
 
 from drasim.apiversions import DEFAULT_DRA_SERVICES, DRA_SERVICES
 from drasim.faults import ApiClient, ApiFault, ApiVerb, GrpcCode, PluginFault, Rpc
-from drasim.scenario.limits import doc
+from drasim.limits import doc
 from drasim.values import KUBELET_HOOK_POINTS
 
-__all__ = [  # the fault vocabulary (drasim.faults) and doc (drasim.scenario.limits) are re-exported
+__all__ = [  # the fault vocabulary (drasim.faults) and doc (drasim.limits) are re-exported
     "API_VERSION",
     "CRASH_POINT_MEANING",
     "DEFAULT_SERVICES",

@@ -17,8 +17,8 @@ from typing import Any
 
 import yaml
 
+from drasim.limits import MAX_DECODED_VALUES
 from drasim.scenario import typeinfo as ti
-from drasim.scenario.limits import MAX_DECODED_VALUES
 from drasim.scenario.registry import STEP_TYPES, Step
 from drasim.scenario.yamlsrc import Loc, YList, YMap, parse_documents, yaml_error_loc
 

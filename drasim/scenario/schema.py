@@ -17,6 +17,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from drasim.limits import (
+    MAX_CLAIM_DEVICES,
+    MAX_CLAIM_REQUESTS,
+    MAX_CLAIMS,
+    MAX_DRIVERS,
+    MAX_DURATION,
+    MAX_NODE_DEVICES,
+    MAX_OBJECTS,
+    MAX_START_TIMEOUT,
+    MAX_STEPS,
+    MAX_TIME_SCALE,
+    RESOURCE_SLICE_MAX_DEVICES,
+)
 from drasim.scenario import expectations, steps
 from drasim.scenario.common import (
     API_VERSION,
@@ -30,19 +43,6 @@ from drasim.scenario.common import (
     RePreparePolicy,
     ResourceApiVersion,
     doc,
-)
-from drasim.scenario.limits import (
-    MAX_CLAIM_DEVICES,
-    MAX_CLAIM_REQUESTS,
-    MAX_CLAIMS,
-    MAX_DRIVERS,
-    MAX_DURATION,
-    MAX_NODE_DEVICES,
-    MAX_OBJECTS,
-    MAX_START_TIMEOUT,
-    MAX_STEPS,
-    MAX_TIME_SCALE,
-    RESOURCE_SLICE_MAX_DEVICES,
 )
 from drasim.scenario.registry import STEP_TYPES, Step, StepType
 from drasim.timescale import DEFAULT_TIME_SCALE

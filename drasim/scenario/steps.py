@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from drasim.limits import MAX_DURATION, MAX_OBJECTS, MAX_PARALLEL_STEPS
 from drasim.scenario.common import (
     MAX_HEALTH_TIMEOUT_SECONDS,
     ApiFault,
@@ -25,7 +26,6 @@ from drasim.scenario.common import (
     PluginFault,
     doc,
 )
-from drasim.scenario.limits import MAX_DURATION, MAX_OBJECTS, MAX_PARALLEL_STEPS
 from drasim.scenario.registry import Step, step
 
 _EXPECT_ERROR = (

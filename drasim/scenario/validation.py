@@ -17,11 +17,11 @@ from dataclasses import fields, is_dataclass
 from typing import Any, cast
 
 from drasim.faults import CLAIM_RPCS, ApiFault, PluginFault, api_fault_problem
+from drasim.limits import MAX_NODE_DEVICES, MAX_STEPS
 from drasim.scenario import expectations as ex
 from drasim.scenario import steps as st
 from drasim.scenario.common import ErrorMatch
 from drasim.scenario.decoder import Decoder
-from drasim.scenario.limits import MAX_NODE_DEVICES, MAX_STEPS
 from drasim.scenario.registry import STEP_TYPES, Step, steps_with
 from drasim.scenario.schema import COMMAND_PLACEHOLDERS, DriverSpec, Scenario
 from drasim.scenario.typeinfo import camel

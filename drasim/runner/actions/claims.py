@@ -15,12 +15,12 @@ from drasim.scenario import steps as S  # noqa: N812 - S.Allocate reads like the
 
 def _claim(world: World, ref: str, namespace: str = "default") -> dict[str, Any]:
     ns, name = split_ref(ref, namespace)
-    return world.runner_api.get(RESOURCE_V1, "ResourceClaim", name, world.namespace(ns))
+    return world.runner_api.get(RESOURCE_V1, "ResourceClaim", name, world.api.namespace(ns))
 
 
 def allocate_from_slices(world: World, claim: dict[str, Any]) -> dict[str, Any]:
     """Allocate ``claim`` from the published ResourceSlices, as the scheduler would."""
-    world.wait_republished_slices()
+    world.fleet.wait_republished_slices()
     slices = world.runner_api.list(RESOURCE_V1, "ResourceSlice")
     classes = world.runner_api.list(RESOURCE_V1, "DeviceClass")
     others = [
@@ -39,7 +39,7 @@ def _explicit_results(
     requests = [r.get("name") for r in (claim.get("spec") or {}).get("devices", {}).get("requests", [])]
     results = []
     for ref in devices:
-        driver = world.driver(ref.driver).name
+        driver = world.fleet.driver(ref.driver).name
         result: dict[str, Any] = {
             "request": ref.request or (requests[0] if requests else "req-0"),
             "driver": driver,

@@ -17,7 +17,7 @@ def _write_objects(
 ) -> str | None:
     """Write manifests in order; the first API error stops the step and is returned."""
     for obj in objects:
-        manifest = world.manifest(obj)
+        manifest = world.api.manifest(obj)
         error = api_error(lambda: write(manifest))  # noqa: B023 - called at once
         if error is not None:
             return error
@@ -47,7 +47,7 @@ def _api_version(kind: str, given: str) -> str:
 def delete(world: World, args: S.Delete, ctx: StepContext) -> None:
     """Delete one object."""
     api_version = _api_version(args.kind, args.api_version)
-    name = world.backend.object_name(args.kind, args.name)
-    namespace = "" if args.kind in CLUSTER_SCOPED else world.namespace(args.namespace)
+    name = world.api.backend.object_name(args.kind, args.name)
+    namespace = "" if args.kind in CLUSTER_SCOPED else world.api.namespace(args.namespace)
     error = api_error(lambda: world.runner_api.delete(api_version, args.kind, name, namespace))
     check_error(args.expect_error, error, f"delete {args.kind} {args.namespace}/{args.name}")

@@ -41,7 +41,7 @@ def _schedule(world: World, args: S.StartPod, rec: PodRecord) -> None:
 @handles(S.StartPod)
 def start_pod(world: World, args: S.StartPod, ctx: StepContext) -> None:
     """Bind a pod: claims from templates, allocation, reservation, then PrepareResources."""
-    namespace = world.namespace(args.namespace)
+    namespace = world.api.namespace(args.namespace)
     key = f"{namespace}/{args.name}"
     if key in world.pods and world.pods[key].phase != "Gone":
         raise StepFailure(f"startPod: pod {key} already exists in this scenario")
@@ -49,12 +49,12 @@ def start_pod(world: World, args: S.StartPod, ctx: StepContext) -> None:
     rec = PodRecord(
         name=args.name,
         namespace=namespace,
-        uid=args.uid or world.new_uid("Pod", key),
+        uid=args.uid or world.api.new_uid("Pod", key),
         claims=claims,
         containers=containers_of(args.containers, claims),
     )
     error: str | None = None
-    if world.backend.real_cluster:
+    if world.api.backend.real_cluster:
         error = _create_then_schedule(world, args, rec)
     else:
         try:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from drasim.errors import ApiError, KubeletError
+from drasim.runner.apiside import SLICE_VERSIONS
 from drasim.runner.context import StepContext, StepFailure
 from drasim.runner.expectations.common import (
     as_error_match,
@@ -28,7 +29,6 @@ from drasim.runner.expectations.common import (
     find_pod,
     plural,
 )
-from drasim.runner.expectations.node import SLICE_VERSIONS
 from drasim.runner.pods import PodRecord, containers_of
 from drasim.scenario.expectations import ExpectCdiDevices, ExpectCdiSpecs
 
@@ -60,7 +60,7 @@ def cdi_ids(world: World, record: PodRecord, container: str) -> list[str]:
 def cdi_devices(world: World, record: PodRecord, container: str) -> list[tuple[str, ...]]:
     """:func:`cdi_ids` grouped per prepared device (one tuple of IDs per device)."""
     if world.kubelet is not None:
-        return list(world.kubelet.manager.get_resources_by_device(record.manifest(world.node), container))
+        return list(world.kubelet.get_resources_by_device(record.manifest(world.node), container))
     return list(record.cdi.get(container, []))
 
 
@@ -320,7 +320,7 @@ def _claim_spec_files(world: World, files: list[Path]) -> list[str]:
 
 def _claim_uids(world: World) -> set[str]:
     """UIDs of the ResourceClaims in the API server (from drasim's store when there is one)."""
-    store = world.backend.store  # None on a real cluster: read through the API then
+    store = world.api.backend.store  # None on a real cluster: read through the API then
     for version in SLICE_VERSIONS:
         api_version = f"resource.k8s.io/{version}"
         try:

@@ -221,7 +221,7 @@ def test_health_of_every_resource(world: Any) -> None:
             Device("pool-a", "gpu-1", ("req-1",), None),
         ]
     )
-    world.health[(W.GPU, "pool-a", "gpu-0")] = {"health": "Unhealthy", "message": "ECC"}
+    world.health.entries[(W.GPU, "pool-a", "gpu-0")] = {"health": "Unhealthy", "message": "ECC"}
     ok(world, ExpectHealth(pod="a", claim="gpu", health="Unhealthy", resource_id="gpu.example.com/gpu=gpu-0"))
     ok(
         world,
@@ -244,8 +244,8 @@ def test_health_of_a_request_entry(world: Any) -> None:
     world.manager.claims["default/gpu"] = _claim(
         [Device("pool-a", "gpu-0", ("req-0",), None), Device("pool-a", "gpu-1", ("req-1",), None)]
     )
-    world.health[(W.GPU, "pool-a", "gpu-0")] = {"health": "Unhealthy", "message": ""}
-    world.health[(W.GPU, "pool-a", "gpu-1")] = {"health": "Healthy", "message": ""}
+    world.health.entries[(W.GPU, "pool-a", "gpu-0")] = {"health": "Unhealthy", "message": ""}
+    world.health.entries[(W.GPU, "pool-a", "gpu-1")] = {"health": "Healthy", "message": ""}
     ok(world, ExpectHealth(pod="a", claim="gpu", request="req-1", health="Healthy"))
     failure = fails(world, ExpectHealth(pod="a", claim="gpu", health="Healthy"))
     assert failure.message == (
@@ -275,8 +275,14 @@ def test_health_message_exact_and_contains(world: Any) -> None:
     world.manager.claims["default/gpu"] = _claim(
         [Device("pool-a", "gpu-0", ("req-0",), None), Device("pool-a", "gpu-1", ("req-0",), None)]
     )
-    world.health[(W.GPU, "pool-a", "gpu-0")] = {"health": "Unhealthy", "message": "ECC errors on bank 3"}
-    world.health[(W.GPU, "pool-a", "gpu-1")] = {"health": "Unhealthy", "message": "ECC errors on bank 1"}
+    world.health.entries[(W.GPU, "pool-a", "gpu-0")] = {
+        "health": "Unhealthy",
+        "message": "ECC errors on bank 3",
+    }
+    world.health.entries[(W.GPU, "pool-a", "gpu-1")] = {
+        "health": "Unhealthy",
+        "message": "ECC errors on bank 1",
+    }
     gpu0, gpu1 = "gpu.example.com/pool-a/gpu-0", "gpu.example.com/pool-a/gpu-1"
     ok(world, ExpectHealth(pod="a", claim="gpu", health="Unhealthy", message_contains="ECC errors"))
     ok(
@@ -309,14 +315,14 @@ def test_health_message_exact_and_contains(world: Any) -> None:
 def test_health_message_is_empty_when_unknown(world: Any) -> None:
     world.add_pod("a", ["gpu"])
     world.manager.claims["default/gpu"] = _claim([Device("pool-a", "gpu-0", ("req-0",), None)])
-    world.health[(W.GPU, "pool-a", "gpu-0")] = {
+    world.health.entries[(W.GPU, "pool-a", "gpu-0")] = {
         "health": "Unhealthy",
         "message": "ECC",
         "timeout": 10.0,
         "last_updated": 0.0,
     }
     ok(world, ExpectHealth(pod="a", claim="gpu", health="Unhealthy", message="ECC"))
-    world.now = 11.0  # the report went stale: Unknown, and the kubelet shows no message
+    world.clock.now = 11.0  # the report went stale: Unknown, and the kubelet shows no message
     ok(world, ExpectHealth(pod="a", claim="gpu", health="Unknown", message=""))
     failure = fails(world, ExpectHealth(pod="a", claim="gpu", health="Unknown", message="ECC"))
     assert failure.message.endswith("to have message 'ECC'; found gpu.example.com/pool-a/gpu-0: ''")

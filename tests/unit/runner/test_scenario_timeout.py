@@ -22,10 +22,10 @@ from drasim.report.model import RESULTS, ScenarioResult
 from drasim.runner import podworker
 from drasim.runner import session as session_module
 from drasim.runner import world as world_module
+from drasim.runner.options import RunOptions
 from drasim.runner.run import run_scenario, run_scenarios
 from drasim.runner.session import ABORT_GRACE
 from drasim.runner.workspace import Workspace, create_workspace
-from drasim.runner.world import RunOptions
 from drasim.scenario import load_text
 
 HANGS = """\

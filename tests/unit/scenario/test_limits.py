@@ -57,7 +57,7 @@ def test_every_number_field_declares_a_maximum() -> None:
     ]
     assert missing == [], (
         "declare a maximum where the field is declared: doc(..., maximum=<a constant of "
-        "drasim.scenario.limits>) (and max_items=... for lists that multiply work)"
+        "drasim.limits>) (and max_items=... for lists that multiply work)"
     )
 
 
