@@ -40,6 +40,9 @@ class RunOptions:
     """Run as this kubelet version (``"1.34"``); None: the newest one ``kubeletVersions`` allows."""
     kubelet_versions: tuple[str, ...] = ()
     """``run_scenarios`` runs every scenario once per version listed here (``--kubelet-version``)."""
+    kubelet_impl: str = "emulated"
+    """The kubelet implementation in the node's kubelet slot (a key of
+    :data:`drasim.runner.kubeletslot.KUBELET_IMPLEMENTATIONS`)."""
     scenario_timeout: float | None = DEFAULT_SCENARIO_TIMEOUT
     """Real seconds one scenario may run (set-up and steps); then it is stopped and fails. None: no limit."""
     fsync: bool = False

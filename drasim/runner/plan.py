@@ -18,16 +18,15 @@ from drasim.errors import ConfigError
 from drasim.profiles import KubeletVersion
 from drasim.profiles import profile as version_profile
 from drasim.runner.backend_choice import chosen_backend
+from drasim.runner.kubeletslot import KUBELET_IMPLEMENTATIONS
 from drasim.runner.options import RunOptions
 from drasim.runner.versions import matrix_name, resolve_version
 from drasim.scenario.registry import walk_steps
 from drasim.scenario.schema import ApiServerSpec, CommandDriverSpec, DriverSpec, Scenario
 from drasim.timescale import effective_time_scale
 
-__all__ = ["EMULATED", "RunPlan", "plan_run"]
+__all__ = ["RunPlan", "plan_run"]
 
-EMULATED = "emulated"
-"""The kubelet implementation of :mod:`drasim.kubelet` (the only one built in)."""
 
 
 @dataclass(frozen=True)
@@ -43,7 +42,7 @@ class RunPlan:
     version_skip: str
     """Why the scenario's ``kubeletVersions`` rule this version out ('' when it runs)."""
     kubelet: str
-    """The kubelet implementation in the world's kubelet slot (:data:`EMULATED`)."""
+    """The kubelet implementation in the world's kubelet slot (a key of ``KUBELET_IMPLEMENTATIONS``)."""
     time_scale: float
     """Real seconds per nominal second: ``--time-scale``, else the scenario's ``timeScale``; may be 0."""
     backend: str
@@ -79,10 +78,14 @@ class RunPlan:
 def plan_run(scenario: Scenario, options: RunOptions | None = None) -> RunPlan:
     """The plan of one run of ``scenario`` with ``options``.
 
-    An unknown ``--kubelet-version`` raises :class:`~drasim.errors.ConfigError`; a version the
-    scenario excludes gives a plan whose :attr:`RunPlan.version_skip` says so.
+    An unknown ``--kubelet-version`` or kubelet implementation raises
+    :class:`~drasim.errors.ConfigError`; a version the scenario excludes gives a plan whose
+    :attr:`RunPlan.version_skip` says so.
     """
     options = options or RunOptions()
+    if options.kubelet_impl not in KUBELET_IMPLEMENTATIONS:
+        known = ", ".join(KUBELET_IMPLEMENTATIONS)
+        raise ConfigError(f"kubelet implementation: unknown {options.kubelet_impl!r} (known: {known})")
     version, skip = resolve_version(scenario, options)
     drivers = list(scenario.spec.all_drivers())
     replacement = None
@@ -95,7 +98,7 @@ def plan_run(scenario: Scenario, options: RunOptions | None = None) -> RunPlan:
         name=matrix_name(scenario.name, version) if options.kubelet_version else scenario.name,
         kubelet_version=version,
         version_skip=skip,
-        kubelet=EMULATED,
+        kubelet=options.kubelet_impl,
         time_scale=effective_time_scale(scenario.spec.kubelet.time_scale, options.time_scale),
         backend=chosen_backend(scenario, options.backend),
         resource_versions=tuple(_served_resource_versions(scenario, version_profile(version))),

@@ -16,8 +16,7 @@ import contextlib
 import os
 from typing import TYPE_CHECKING, Any
 
-from drasim.errors import ApiError, ConfigError, DrasimError, KubeletError
-from drasim.limits import MAX_TIMER_RUNS
+from drasim.errors import ApiError, DrasimError, KubeletError
 from drasim.runner.pods import PodRecord, split_ref
 
 if TYPE_CHECKING:
@@ -26,6 +25,8 @@ if TYPE_CHECKING:
 RESOURCE_V1 = "resource.k8s.io/v1"
 JITTER_FACTOR = 0.5
 """pod_workers.go workerBackOffPeriodJitterFactor and workerResyncIntervalJitterFactor."""
+EPSILON = 1e-9
+"""Nominal seconds within which two moments count as the same (float sums of periods)."""
 DELETION_FINALIZER = "drasim.dev/kubelet-termination"
 """Holds a gracefully deleted Pod (with its deletionTimestamp) until the kubelet finished it."""
 
@@ -204,60 +205,52 @@ def find_pod(world: World, ref: str) -> PodRecord:
 
 def advance(world: World, seconds: float) -> None:
     """Move the nominal clock, firing every timer that falls due, in time order."""
-    target = world.clock.now + seconds
-    scale = world.plan.time_scale or 1.0
+    clock = world.clock
+    target = clock.now + seconds
     for _ in range(100_000):  # a guard against timers that keep re-arming at zero delay
-        due: list[float] = []
-        kubelet = world.kubelet
-        if kubelet is not None:
-            if world.clock.next_reconcile is not None:
-                due.append(world.clock.next_reconcile)
-            due.extend(rec.retry_due for rec in world.pods.values() if rec.retry_due is not None)
-            pending = kubelet.pending_timers()
-            if pending:
-                due.append(world.clock.now + pending[0] / scale)
-        upcoming = [t for t in due if t <= target + 1e-9]
-        if not upcoming:
+        when = _next_due(world, target)
+        if when is None:
             break
-        when = max(min(upcoming), world.clock.now)
-        if kubelet is not None:
-            kubelet.advance_timers((when - world.clock.now) * scale)
-        world.clock.now = when
-        if (
-            kubelet is not None
-            and world.clock.next_reconcile is not None
-            and world.clock.next_reconcile <= when + 1e-9
-        ):
-            world.clock.next_reconcile = when + float(world.profile.timers.reconcile_period)
-            _count_timer_run(world)
-            reconcile(world)
-        for rec in list(world.pods.values()):
-            if rec.retry_due is not None and rec.retry_due <= when + 1e-9:
-                rec.retry_due = None
-                _count_timer_run(world)
-                sync(world, rec)
+        _fire(world, when)
     if world.kubelet is not None:
-        world.kubelet.advance_timers((target - world.clock.now) * scale)
+        world.kubelet.advance_timers((target - clock.now) * clock.scale)
         if seconds >= 1.0:
             retry_failed_registrations(world)
-    world.clock.now = target
+    clock.now = target
 
 
-def _count_timer_run(world: World) -> None:
-    """One more reconcile pass or pod retry fired by the clock; a run gets :data:`MAX_TIMER_RUNS`."""
-    if world.aborted.is_set():
-        msg = "the run was stopped (its time limit passed)"
-        raise DrasimError(msg)
-    world.clock.timer_runs += 1
-    if world.clock.timer_runs > MAX_TIMER_RUNS:
-        timers = world.profile.timers
-        msg = (
-            f"the nominal clock fired more than {MAX_TIMER_RUNS} reconcile passes and pod retries in "
-            f"this scenario (reconcile passes every {timers.reconcile_period:g}s, pod retries after "
-            f"{timers.backoff_period:g}s / {timers.resync_interval:g}s): advance the clock less or use "
-            "longer timer periods"
-        )
-        raise ConfigError(msg)
+def _next_due(world: World, target: float) -> float | None:
+    """The earliest moment, up to ``target``, when a timer of the running kubelet is due:
+    a reconcile pass, a pod worker retry or one of its own timers (None: nothing is due)."""
+    kubelet, clock = world.kubelet, world.clock
+    if kubelet is None:
+        return None
+    due = [rec.retry_due for rec in world.pods.values() if rec.retry_due is not None]
+    if clock.next_reconcile is not None:
+        due.append(clock.next_reconcile)
+    pending = kubelet.pending_timers()
+    if pending:
+        due.append(clock.now + pending[0] / clock.scale)
+    upcoming = [t for t in due if t <= target + EPSILON]
+    return max(min(upcoming), clock.now) if upcoming else None
+
+
+def _fire(world: World, when: float) -> None:
+    """Move the clock to ``when`` and run what is due then: the kubelet's timers, a reconcile
+    pass, pod worker retries."""
+    kubelet, clock, timers = world.kubelet, world.clock, world.profile.timers
+    assert kubelet is not None
+    kubelet.advance_timers((when - clock.now) * clock.scale)
+    clock.now = when
+    if clock.next_reconcile is not None and clock.next_reconcile <= when + EPSILON:
+        clock.next_reconcile = when + float(timers.reconcile_period)
+        clock.count_timer_run(timers)
+        reconcile(world)
+    for rec in list(world.pods.values()):
+        if rec.retry_due is not None and rec.retry_due <= when + EPSILON:
+            rec.retry_due = None
+            clock.count_timer_run(timers)
+            sync(world, rec)
 
 
 def retry_failed_registrations(world: World) -> None:

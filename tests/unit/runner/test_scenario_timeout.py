@@ -19,7 +19,7 @@ import pytest
 from drasim.cli import main
 from drasim.journal import describe_event
 from drasim.report.model import RESULTS, ScenarioResult
-from drasim.runner import podworker
+from drasim.runner import nodeclock
 from drasim.runner import session as session_module
 from drasim.runner import world as world_module
 from drasim.runner.options import RunOptions
@@ -243,7 +243,7 @@ def test_drasim_run_bounds_the_time_scale_like_scenarios_do(capsys: pytest.Captu
 
 
 def test_the_clock_refuses_unbounded_timer_work(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(podworker, "MAX_TIMER_RUNS", 30)
+    monkeypatch.setattr(nodeclock, "MAX_TIMER_RUNS", 30)
     text = textwrap.dedent(
         """\
         apiVersion: drasim.dev/v1alpha1

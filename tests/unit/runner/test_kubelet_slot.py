@@ -1,0 +1,125 @@
+"""The kubelet slot: the emulation implements the Kubelet protocol, and a kubelet without an
+optional capability makes the steps that need it skip their scenario ("not comparable")."""
+
+from __future__ import annotations
+
+import pytest
+
+from drasim.errors import ConfigError
+from drasim.report.model import RESULTS
+from drasim.runner.kubeletslot import (
+    CAPABILITIES,
+    CRASH_POINTS,
+    KUBELET_IMPLEMENTATIONS,
+    EmulatedKubelet,
+    Kubelet,
+    KubeletImplementation,
+)
+from drasim.runner.options import RunOptions
+from drasim.runner.plan import plan_run
+from drasim.runner.run import run_scenario
+from drasim.scenario import load_text
+
+HEADER = """\
+apiVersion: drasim.dev/v1alpha1
+kind: Scenario
+metadata: {name: slot, description: the kubelet slot}
+spec:
+  driver: {fake: {name: gpu.example.com}}
+  claims: [{name: gpu}]
+  steps:
+"""
+
+CRASH = (
+    HEADER
+    + """\
+    - restartKubelet: {crashAt: "prepare:after-rpc", during: {startPod: {name: a, claims: [gpu]}}}
+    - expectCheckpoint: {claims: {gpu: {pods: [a]}}}
+"""
+)
+
+KILL = (
+    HEADER
+    + """\
+    - startPod: {name: a, claims: [gpu]}
+    - killPlugin: {}
+    - startPlugin: {}
+    - deletePod: a
+    - expectCalls: {NodePrepareResources: 1, NodeUnprepareResources: 1}
+"""
+)
+
+
+class BareKubelet(EmulatedKubelet):
+    """The emulation without its optional calls, as another implementation may be."""
+
+    paused: int = 0
+
+    def paused_watcher(self) -> None:
+        BareKubelet.paused += 1
+
+    def health_streams(self, driver: str) -> None:
+        return None
+
+
+@pytest.fixture
+def bare(monkeypatch: pytest.MonkeyPatch) -> str:
+    """An implementation offering no optional capability."""
+    monkeypatch.setitem(
+        KUBELET_IMPLEMENTATIONS, "bare", KubeletImplementation("bare", BareKubelet.create, frozenset())
+    )
+    BareKubelet.paused = 0
+    return "bare"
+
+
+def test_the_emulation_offers_every_capability() -> None:
+    emulated = KUBELET_IMPLEMENTATIONS["emulated"]
+    assert emulated.capabilities == frozenset(CAPABILITIES)
+    assert plan_run(load_text(KILL, "s.yaml")[0]).kubelet == "emulated"
+
+
+def test_the_protocol_names_the_emulated_managers_calls() -> None:
+    """An adapter keeps the names the runner calls today: the manager's own."""
+    manager_calls = {
+        "prepare_resources",
+        "unprepare_resources",
+        "reconcile",
+        "get_resources_by_device",
+        "claim_info",
+        "claim_infos",
+        "is_prepared",
+        "pod_might_need_to_unprepare_resources",
+    }
+    members = {name for name in vars(Kubelet) if not name.startswith("_")}
+    assert manager_calls <= members
+    assert all(callable(getattr(EmulatedKubelet, name)) for name in members)
+
+
+def test_an_unknown_implementation_is_a_config_error() -> None:
+    (scenario,) = load_text(KILL, "s.yaml")
+    with pytest.raises(ConfigError, match="kubelet implementation: unknown 'nope' \\(known: emulated"):
+        plan_run(scenario, RunOptions(kubelet_impl="nope"))
+
+
+def test_a_crash_point_step_is_not_comparable_without_the_capability(bare: str) -> None:
+    (scenario,) = load_text(CRASH, "s.yaml")
+    result = run_scenario(scenario, RunOptions(kubelet_impl=bare), results=RESULTS)
+    assert result.status == "skipped", result.failure
+    assert result.skip_reason == (
+        f"not comparable: restartKubelet with crashAt needs the kubelet capability {CRASH_POINTS!r}, "
+        "which the bare kubelet does not offer"
+    )
+
+
+def test_the_same_crash_runs_on_the_emulation() -> None:
+    (scenario,) = load_text(CRASH, "s.yaml")
+    result = run_scenario(scenario, RunOptions(), results=RESULTS)
+    assert result.status == "passed", result.failure
+
+
+def test_a_kill_without_the_watcher_pause_still_runs(bare: str) -> None:
+    """Killing a fake driver holds the registry scan where the kubelet can; elsewhere it just kills."""
+    (scenario,) = load_text(KILL, "s.yaml")
+    result = run_scenario(scenario, RunOptions(kubelet_impl=bare), results=RESULTS)
+    assert result.status == "passed", result.failure
+    assert BareKubelet.paused == 1  # asked once, for the kill, and did without
