@@ -28,7 +28,6 @@ from drasim.timescale import effective_time_scale
 __all__ = ["RunPlan", "plan_run"]
 
 
-
 @dataclass(frozen=True)
 class RunPlan:
     """What one run of one scenario does, decided before anything starts."""

@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from drasim.scenario import STEP_TYPES, decoder, limits
+from drasim import limits
+from drasim.scenario import STEP_TYPES, decoder
 from drasim.scenario import typeinfo as ti
 from drasim.scenario.docs import render_reference
 from drasim.scenario.jsonschema import scenario_json_schema
