@@ -3,11 +3,11 @@
 The runner, the pod worker, the step handlers and the expectations talk to the node's kubelet
 only through :class:`Kubelet`, a protocol whose methods are the emulated manager's own
 (:class:`drasim.kubelet.manager.Manager`) plus the plugin-registration and timer calls the
-runner makes. :class:`EmulatedKubelet` is today's implementation (drasim's Python port of the
-DRA manager with its plugin host); another one (say upstream's Go manager driven out of
-process) is one new class implementing :class:`Kubelet` and one entry in
-:data:`KUBELET_IMPLEMENTATIONS`, started by a :class:`KubeletFactory` from a
-:class:`KubeletNode` (everything a kubelet gets from the node).
+runner makes. :class:`drasim.runner.emulated.EmulatedKubelet` is today's implementation
+(drasim's Python port of the DRA manager with its plugin host); another one (say upstream's
+Go manager driven out of process) is one new class implementing :class:`Kubelet` and one row
+in :data:`drasim.runner.kubelets.KUBELET_IMPLEMENTATIONS`, started by a
+:class:`KubeletFactory` from a :class:`KubeletNode` (everything a kubelet gets from the node).
 
 What only the emulation can do is a *capability* (:data:`CAPABILITIES`): a kubelet lists
 what it offers in ``capabilities`` and the optional calls return ``None`` where it does not.
@@ -26,15 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from drasim.checkpoint.store import FileCheckpointStore
 from drasim.clock import ScaledClock
 from drasim.errors import DrasimError, KubeletError
 from drasim.journal import Journal
 from drasim.kubelet.claiminfo import ClaimInfo
-from drasim.kubelet.manager import Manager
 from drasim.metrics import Metrics
-from drasim.plugins.host import PluginHost
-from drasim.plugins.timers import ManualScheduler
 from drasim.profiles import KubeletVersion
 from drasim.profiles import profile as version_profile
 from drasim.state import ClaimInfoState
@@ -43,9 +39,7 @@ __all__ = [
     "CAPABILITIES",
     "CRASH_POINTS",
     "HEALTH_STREAMS",
-    "KUBELET_IMPLEMENTATIONS",
     "WATCHER_PAUSE",
-    "EmulatedKubelet",
     "Kubelet",
     "KubeletFactory",
     "KubeletImplementation",
@@ -208,149 +202,6 @@ class KubeletFactory(Protocol):
         ...
 
 
-@dataclass
-class EmulatedKubelet:
-    """drasim's emulated kubelet: the Python DRA manager with its plugin host and manual timers."""
-
-    manager: Manager
-    host: PluginHost
-    scheduler: ManualScheduler
-    checkpoint: FileCheckpointStore
-    """Closed when the kubelet stops (it keeps files open)."""
-
-    @classmethod
-    def create(cls, node: KubeletNode) -> EmulatedKubelet:
-        """Build the plugin host and load the manager from the checkpoint."""
-        scheduler = ManualScheduler()
-        host = PluginHost(
-            node.registry_dir,
-            clock=node.clock,
-            recorder=node.journal,
-            metrics=node.metrics,
-            services=node.services,
-            version=node.version,
-            call_timeout=node.timers.call_timeout,
-            slice_wiper=node.slice_wiper,
-            node_name=node.node_name,
-            wiping_delay=node.timers.wiping_delay,
-            scheduler=scheduler,
-            health_callback=node.on_health,
-            health_ended_callback=node.on_health_ended,
-            # Polling (plus the runner's explicit rescans) keeps runs deterministic: queued
-            # inotify events could otherwise arrive after a rescan.
-            use_inotify=False,
-            poll_interval=0.05,
-            # Registration passes run on directory changes and on explicit syncs only, so
-            # retries of failed registrations happen when the scenario advances its clock.
-            reconcile_period=1e9,
-        )
-        checkpoint = FileCheckpointStore(
-            node.checkpoint_path,
-            recorder=node.journal,
-            fsync=node.fsync,
-            write_share_id=node.version.checkpoint_share_id,
-        )
-        try:
-            manager = Manager(
-                claims=node.claims,
-                drivers=host.manager,
-                checkpoint=checkpoint,
-                clock=node.clock,
-                recorder=node.journal,
-                metrics=node.metrics,
-                hooks=node.hook,
-                version=node.version,
-            )
-        except KubeletError:
-            host.stop()
-            checkpoint.close()
-            raise
-        return cls(manager, host, scheduler, checkpoint)
-
-    def prepare_resources(self, pod: Mapping[str, Any]) -> None:
-        """See :class:`Kubelet`."""
-        self.manager.prepare_resources(pod)
-
-    def unprepare_resources(self, pod: Mapping[str, Any]) -> None:
-        """See :class:`Kubelet`."""
-        self.manager.unprepare_resources(pod)
-
-    def reconcile(self, active_pod_uids: Collection[str]) -> dict[str, str | None]:
-        """See :class:`Kubelet`."""
-        return self.manager.reconcile(active_pod_uids)
-
-    def get_resources_by_device(
-        self, pod: Mapping[str, Any], container: Mapping[str, Any] | str
-    ) -> list[tuple[str, ...]]:
-        """See :class:`Kubelet`."""
-        return self.manager.get_resources_by_device(pod, container)
-
-    def claim_info(self, namespace: str, name: str) -> ClaimInfo | None:
-        """See :class:`Kubelet`."""
-        return self.manager.claim_info(namespace, name)
-
-    def claim_infos(self) -> list[ClaimInfoState]:
-        """See :class:`Kubelet`."""
-        return self.manager.claim_infos()
-
-    def is_prepared(self, namespace: str, name: str) -> bool:
-        """See :class:`Kubelet`."""
-        return self.manager.is_prepared(namespace, name)
-
-    def pod_might_need_to_unprepare_resources(self, pod_uid: str) -> bool:
-        """See :class:`Kubelet`."""
-        return self.manager.pod_might_need_to_unprepare_resources(pod_uid)
-
-    def sync_registrations(self, timeout: float) -> bool:
-        """See :class:`Kubelet`."""
-        return self.host.sync(timeout=timeout)
-
-    def instances(self, driver: str) -> Sequence[Any]:
-        """See :class:`Kubelet`."""
-        return self.host.manager.instances(driver)
-
-    def service_of(self, driver: str, endpoint: str) -> str | None:
-        """See :class:`Kubelet`."""
-        return self.host.manager.service_of(driver, endpoint)
-
-    def health_service(self, driver: str, endpoint: str) -> str:
-        """See :class:`Kubelet`."""
-        stream = self.host.manager.health_stream(driver, endpoint)
-        return "" if stream is None else str(stream.service)
-
-    def wait_registered(
-        self, driver: str, *, timeout: float, endpoint: str | None = None, connected: bool = False
-    ) -> bool:
-        """See :class:`Kubelet`."""
-        return self.host.wait_registered(driver, timeout=timeout, endpoint=endpoint, connected=connected)
-
-    def pending_timers(self) -> list[float]:
-        """See :class:`Kubelet`."""
-        return self.scheduler.pending()
-
-    def advance_timers(self, seconds: float) -> None:
-        """See :class:`Kubelet`."""
-        self.scheduler.advance(seconds)
-
-    def start(self) -> None:
-        """See :class:`Kubelet`."""
-        self.host.start()
-
-    def stop(self) -> None:
-        """See :class:`Kubelet`."""
-        self.host.stop()
-        self.scheduler.stop()
-        self.checkpoint.close()
-
-    def paused_watcher(self) -> contextlib.AbstractContextManager[None] | None:
-        """See :class:`Kubelet`."""
-        return self.host.watcher.paused()
-
-    def health_streams(self, driver: str) -> list[Any] | None:
-        """See :class:`Kubelet`."""
-        return list(self.host.manager.health_streams(driver))
-
-
 @dataclass(frozen=True)
 class KubeletImplementation:
     """A kubelet implementation the slot can hold: how to start one and what it can do."""
@@ -370,35 +221,19 @@ def effective_services(chosen: Sequence[str], version: KubeletVersion) -> list[s
     return [s for s in chosen if version.supports_service(s)]
 
 
-KUBELET_IMPLEMENTATIONS: dict[str, KubeletImplementation] = {
-    "emulated": KubeletImplementation("emulated", EmulatedKubelet.create, frozenset(CAPABILITIES)),
-}
-"""Kubelet implementations by name (:attr:`drasim.runner.plan.RunPlan.kubelet` picks one)."""
-
-
 @dataclass
 class KubeletSlot:
     """The node's kubelet: the running one (or none), its next version and its crash point."""
 
+    kind: KubeletImplementation
     version: KubeletVersion
     """The version the next start uses (``restartKubelet: {version: ...}`` changes it)."""
     journal: Journal
-    implementation: str = "emulated"
     running: Kubelet | None = None
     crash_at: str | None = field(default=None, init=False)
     """The hook point where the running kubelet dies (set by ``restartKubelet: {crashAt}``)."""
     crashed_at: str | None = field(default=None, init=False)
     """The hook point where it died."""
-
-    @property
-    def kind(self) -> KubeletImplementation:
-        """The implementation this slot holds."""
-        try:
-            return KUBELET_IMPLEMENTATIONS[self.implementation]
-        except KeyError:
-            known = ", ".join(KUBELET_IMPLEMENTATIONS)
-            msg = f"unknown kubelet implementation {self.implementation!r} (known: {known})"
-            raise DrasimError(msg) from None
 
     def create(self, node: KubeletNode) -> Kubelet:
         """A new kubelet of this slot's implementation, loaded from the checkpoint; journaled either way."""
@@ -444,7 +279,7 @@ class KubeletSlot:
     def require(self, capability: str, what: str) -> None:
         """Raise :class:`Unsupported` unless the slot's kubelet offers ``capability``."""
         if not self.offers(capability):
-            raise Unsupported(what, capability, self.implementation)
+            raise Unsupported(what, capability, self.kind.name)
 
     def offers(self, capability: str) -> bool:
         """Whether the slot's kubelet implementation offers ``capability``."""

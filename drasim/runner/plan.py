@@ -18,7 +18,7 @@ from drasim.errors import ConfigError
 from drasim.profiles import KubeletVersion
 from drasim.profiles import profile as version_profile
 from drasim.runner.backend_choice import chosen_backend
-from drasim.runner.kubeletslot import KUBELET_IMPLEMENTATIONS
+from drasim.runner.kubelets import KUBELET_IMPLEMENTATIONS
 from drasim.runner.options import RunOptions
 from drasim.runner.versions import matrix_name, resolve_version
 from drasim.scenario.registry import walk_steps

@@ -35,6 +35,7 @@ from drasim.runner.apiside import ApiSide, expand
 from drasim.runner.backends import open_backend
 from drasim.runner.fleet import DriverFleet
 from drasim.runner.health import DeviceHealth
+from drasim.runner.kubelets import KUBELET_IMPLEMENTATIONS
 from drasim.runner.kubeletslot import Kubelet, KubeletNode, KubeletSlot, SimulatedCrash, effective_services
 from drasim.runner.nodeclock import NodeClock
 from drasim.runner.options import RunOptions
@@ -281,6 +282,6 @@ def open_world(
         metrics=Metrics(),
         api=api,
         clock=NodeClock(plan.timer_scale, aborted),
-        kubelet_slot=KubeletSlot(version, journal, plan.kubelet),
+        kubelet_slot=KubeletSlot(KUBELET_IMPLEMENTATIONS[plan.kubelet], version, journal),
         aborted=aborted,
     )

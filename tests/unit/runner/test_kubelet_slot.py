@@ -7,14 +7,9 @@ import pytest
 
 from drasim.errors import ConfigError
 from drasim.report.model import RESULTS
-from drasim.runner.kubeletslot import (
-    CAPABILITIES,
-    CRASH_POINTS,
-    KUBELET_IMPLEMENTATIONS,
-    EmulatedKubelet,
-    Kubelet,
-    KubeletImplementation,
-)
+from drasim.runner.emulated import EmulatedKubelet
+from drasim.runner.kubelets import KUBELET_IMPLEMENTATIONS
+from drasim.runner.kubeletslot import CAPABILITIES, CRASH_POINTS, Kubelet, KubeletImplementation
 from drasim.runner.options import RunOptions
 from drasim.runner.plan import plan_run
 from drasim.runner.run import run_scenario
