@@ -111,7 +111,7 @@ def _stale_reason(world: World, driver: Any) -> str | None:
     """A claim the plugin holds but the API server deleted: its devices may be allocated again."""
     known = {
         str((c.get("metadata") or {}).get("uid", ""))
-        for c in world.runner_api.list(RESOURCE_V1, "ResourceClaim")
+        for c in world.api.runner_api.list(RESOURCE_V1, "ResourceClaim")
     }
     stale = sorted(uid for uid in driver.prepared_claims() if uid not in known)
     if stale:

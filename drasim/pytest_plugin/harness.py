@@ -129,7 +129,7 @@ class DrasimNode:
     @property
     def api(self) -> Cluster:
         """An API client acting as the test runner (like kubectl)."""
-        return self.world.runner_api
+        return self.world.api.runner_api
 
     @property
     def name(self) -> str:

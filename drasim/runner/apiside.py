@@ -47,22 +47,18 @@ class ApiSide:
     """What ``$(DRIVER)`` stands for."""
     time_scale: float
     """Real seconds per nominal second for fault delays (0: delays vanish)."""
+    runner_api: Cluster = field(init=False)
+    """The runner's client (creates pods, claims, the scenario's objects)."""
+    kubelet_api: Cluster = field(init=False)
+    """The kubelet's client (reads claims through its version's resource API)."""
+    driver_api: Cluster = field(init=False)
+    """The drivers' shared client."""
     _uids: Iterator[int] = field(default_factory=itertools.count, init=False)
 
-    @property
-    def runner_api(self) -> Cluster:
-        """The runner's client (creates pods, claims, the scenario's objects)."""
-        return self.backend.runner_api
-
-    @property
-    def kubelet_api(self) -> Cluster:
-        """The kubelet's client (reads claims through its version's resource API)."""
-        return self.backend.kubelet_api
-
-    @property
-    def driver_api(self) -> Cluster:
-        """The drivers' shared client."""
-        return self.backend.driver_api
+    def __post_init__(self) -> None:
+        self.runner_api = self.backend.runner_api
+        self.kubelet_api = self.backend.kubelet_api
+        self.driver_api = self.backend.driver_api
 
     @property
     def node(self) -> str:

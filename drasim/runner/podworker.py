@@ -102,11 +102,11 @@ def mark_deleted(world: World, rec: PodRecord) -> None:
     if not rec.in_api or rec.deletion_marked:
         return
     with contextlib.suppress(ApiError):
-        pod = world.runner_api.get("v1", "Pod", rec.name, rec.namespace)
+        pod = world.api.runner_api.get("v1", "Pod", rec.name, rec.namespace)
         md = pod.setdefault("metadata", {})
         md["finalizers"] = [*(md.get("finalizers") or []), DELETION_FINALIZER]
-        world.runner_api.update(pod)
-        world.runner_api.delete("v1", "Pod", rec.name, rec.namespace)
+        world.api.runner_api.update(pod)
+        world.api.runner_api.delete("v1", "Pod", rec.name, rec.namespace)
         rec.deletion_marked = True
 
 
@@ -114,14 +114,14 @@ def remove_from_api(world: World, rec: PodRecord) -> None:
     """Delete the Pod object, drop it from claims' reservedFor, delete its generated claims."""
     if rec.in_api and rec.deletion_marked:
         with contextlib.suppress(ApiError):
-            pod = world.runner_api.get("v1", "Pod", rec.name, rec.namespace)
+            pod = world.api.runner_api.get("v1", "Pod", rec.name, rec.namespace)
             md = pod.setdefault("metadata", {})
             md["finalizers"] = [f for f in md.get("finalizers") or [] if f != DELETION_FINALIZER]
-            world.runner_api.update(pod)
+            world.api.runner_api.update(pod)
     if rec.in_api:
         with contextlib.suppress(ApiError):
             # The kubelet's status manager deletes a terminated pod with grace period 0.
-            world.runner_api.delete("v1", "Pod", rec.name, rec.namespace, grace_period_seconds=0)
+            world.api.runner_api.delete("v1", "Pod", rec.name, rec.namespace, grace_period_seconds=0)
     rec.in_api = False
     for pc in rec.claims:
         name = rec.claim_name(pc)
@@ -129,7 +129,7 @@ def remove_from_api(world: World, rec: PodRecord) -> None:
             continue
         if pc.template:
             with contextlib.suppress(ApiError):
-                world.runner_api.delete(RESOURCE_V1, "ResourceClaim", name, rec.namespace)
+                world.api.runner_api.delete(RESOURCE_V1, "ResourceClaim", name, rec.namespace)
             continue
         unreserve(world, rec.namespace, name, rec.uid)
 
@@ -137,7 +137,7 @@ def remove_from_api(world: World, rec: PodRecord) -> None:
 def unreserve(world: World, namespace: str, name: str, pod_uid: str) -> None:
     """Remove a pod from a claim's status.reservedFor (what the resourceclaim controller does)."""
     try:
-        claim = world.runner_api.get(RESOURCE_V1, "ResourceClaim", name, namespace)
+        claim = world.api.runner_api.get(RESOURCE_V1, "ResourceClaim", name, namespace)
     except ApiError:
         return
     status = claim.get("status") or {}
@@ -145,7 +145,7 @@ def unreserve(world: World, namespace: str, name: str, pod_uid: str) -> None:
     if len(reserved) != len(status.get("reservedFor") or []):
         status["reservedFor"] = reserved
         claim["status"] = status
-        world.runner_api.update_status(claim)
+        world.api.runner_api.update_status(claim)
 
 
 def sync(world: World, rec: PodRecord, *, running_too: bool = False) -> str | None:

@@ -318,7 +318,7 @@ def _finish(world: World, result: ScenarioRecord) -> None:
                 stderr.append(err)
         result.stdout = "".join(stdout)
         result.stderr = "".join(stderr)
-        if world.options.keep_workspace:
+        if world.plan.options.keep_workspace:
             result.artifacts["workspace"] = str(world.workspace.root)
     finally:
         world.teardown()

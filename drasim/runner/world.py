@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from drasim.apiserver.port import Cluster
 from drasim.errors import DrasimError
 from drasim.journal import Journal
 from drasim.metrics import Metrics
@@ -86,16 +85,6 @@ class World:
 
     # ------------------------------------------------------------------ what handlers read most
     @property
-    def scenario(self) -> Scenario:
-        """The scenario this world runs."""
-        return self.plan.scenario
-
-    @property
-    def options(self) -> RunOptions:
-        """The run's options (the plan holds what they decide)."""
-        return self.plan.options
-
-    @property
     def profile(self) -> Any:
         """The scenario's kubelet profile (``spec.kubelet``)."""
         return self.plan.scenario.spec.kubelet
@@ -115,11 +104,6 @@ class World:
         """The node name (on a real cluster, the run's fake node)."""
         return self.api.node
 
-    @property
-    def runner_api(self) -> Cluster:
-        """The runner's API client."""
-        return self.api.runner_api
-
     # ------------------------------------------------------------------ set-up
     def setup(self) -> None:
         """Start the node: backend, node object, drivers, kubelet, the scenario's objects."""
@@ -127,10 +111,10 @@ class World:
         if not self.api.backend.real_cluster:
             self.api.create_node()
         self.fleet.build(self.plan.driver_specs(), self.plan.replacement)
-        for fault in self.scenario.spec.api_server.faults:
+        for fault in self.plan.scenario.spec.api_server.faults:
             self.api.add_api_fault(fault)
-        for obj in self.scenario.spec.objects:
-            self.runner_api.apply(self.api.manifest(obj))
+        for obj in self.plan.scenario.spec.objects:
+            self.api.runner_api.apply(self.api.manifest(obj))
         for handle in self.fleet.drivers.values():
             self.fleet.start(handle, wait=False)
         self.start_kubelet()
@@ -170,7 +154,7 @@ class World:
             on_health=self.health.absorb,
             on_health_ended=self.health.clear_driver,
             hook=self.kubelet_slot.hook,
-            fsync=self.options.fsync,
+            fsync=self.plan.options.fsync,
         )
 
     def stop_kubelet(self) -> None:
@@ -228,7 +212,7 @@ class World:
         self.shut_down()
         with contextlib.suppress(Exception):
             self.api.backend.close()
-        if not self.options.keep_workspace:
+        if not self.plan.options.keep_workspace:
             with contextlib.suppress(Exception):
                 self.workspace.remove()
 

@@ -27,13 +27,13 @@ def _write_objects(
 @handles(S.Apply)
 def apply(world: World, args: S.Apply, ctx: StepContext) -> None:
     """kubectl apply."""
-    check_error(args.expect_error, _write_objects(world, args.objects, world.runner_api.apply), "apply")
+    check_error(args.expect_error, _write_objects(world, args.objects, world.api.runner_api.apply), "apply")
 
 
 @handles(S.Create)
 def create(world: World, args: S.Create, ctx: StepContext) -> None:
     """kubectl create."""
-    check_error(args.expect_error, _write_objects(world, args.objects, world.runner_api.create), "create")
+    check_error(args.expect_error, _write_objects(world, args.objects, world.api.runner_api.create), "create")
 
 
 def _api_version(kind: str, given: str) -> str:
@@ -49,5 +49,5 @@ def delete(world: World, args: S.Delete, ctx: StepContext) -> None:
     api_version = _api_version(args.kind, args.api_version)
     name = world.api.backend.object_name(args.kind, args.name)
     namespace = "" if args.kind in CLUSTER_SCOPED else world.api.namespace(args.namespace)
-    error = api_error(lambda: world.runner_api.delete(api_version, args.kind, name, namespace))
+    error = api_error(lambda: world.api.runner_api.delete(api_version, args.kind, name, namespace))
     check_error(args.expect_error, error, f"delete {args.kind} {args.namespace}/{args.name}")

@@ -328,7 +328,7 @@ def _claim_uids(world: World) -> set[str]:
                 rtype, served = store.registry.by_kind(api_version, "ResourceClaim")
                 items, _ = store.list(rtype, served)
             else:
-                items = world.runner_api.list(api_version, "ResourceClaim")
+                items = world.api.runner_api.list(api_version, "ResourceClaim")
         except ApiError:
             continue
         return {str(item["metadata"]["uid"]) for item in items}

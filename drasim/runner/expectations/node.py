@@ -65,7 +65,7 @@ def check_pod(world: World, args: ExpectPod, ctx: StepContext) -> None:
         )
     if args.deleting is not None:
         try:
-            obj = world.runner_api.get("v1", "Pod", record.name, record.namespace)
+            obj = world.api.runner_api.get("v1", "Pod", record.name, record.namespace)
         except ApiError:
             obj = None
         deleting = bool(obj and (obj.get("metadata") or {}).get("deletionTimestamp"))

@@ -116,7 +116,7 @@ def test_http_backend_sends_the_kubelet_through_the_kubernetes_client() -> None:
     world = open_world(PLAIN, RunOptions(backend="http"))
     try:
         world.setup()
-        for api in (world.runner_api, world.api.kubelet_api, world.api.driver_api):
+        for api in (world.api.runner_api, world.api.kubelet_api, world.api.driver_api):
             assert isinstance(api, KubeClientCluster)
         assert world.api.backend.store is not None
         world.api.kubelet_api.get_resource_claim("default", "gpu")

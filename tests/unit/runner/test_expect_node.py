@@ -142,7 +142,7 @@ def test_metric_failures(world: Any) -> None:
 
 
 def make_slice(world: Any, name: str, driver: str, node: str, devices: int) -> None:
-    world.runner_api.create(
+    world.api.runner_api.create(
         {
             "apiVersion": "resource.k8s.io/v1",
             "kind": "ResourceSlice",
