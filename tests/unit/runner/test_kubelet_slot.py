@@ -14,34 +14,31 @@ from drasim.runner.options import RunOptions
 from drasim.runner.plan import plan_run
 from drasim.runner.run import run_scenario
 from drasim.scenario import load_text
+from drasim.scenario.schema import Scenario
 
-HEADER = """\
-apiVersion: drasim.dev/v1alpha1
-kind: Scenario
-metadata: {name: slot, description: the kubelet slot}
-spec:
-  driver: {fake: {name: gpu.example.com}}
-  claims: [{name: gpu}]
-  steps:
-"""
+
+def scenario(*steps: str) -> Scenario:
+    """A one-driver, one-claim scenario with these steps (YAML flow mappings)."""
+    text = (
+        "apiVersion: drasim.dev/v1alpha1\nkind: Scenario\nmetadata: {name: slot, description: the slot}\n"
+        "spec: {driver: {fake: {name: gpu.example.com}}, claims: [{name: gpu}], steps: ["
+        + ", ".join(steps)
+        + "]}\n"
+    )
+    (loaded,) = load_text(text, "s.yaml")
+    return loaded
+
 
 CRASH = (
-    HEADER
-    + """\
-    - restartKubelet: {crashAt: "prepare:after-rpc", during: {startPod: {name: a, claims: [gpu]}}}
-    - expectCheckpoint: {claims: {gpu: {pods: [a]}}}
-"""
+    '{restartKubelet: {crashAt: "prepare:after-rpc", during: {startPod: {name: a, claims: [gpu]}}}}',
+    "{expectCheckpoint: {claims: {gpu: {pods: [a]}}}}",
 )
-
 KILL = (
-    HEADER
-    + """\
-    - startPod: {name: a, claims: [gpu]}
-    - killPlugin: {}
-    - startPlugin: {}
-    - deletePod: a
-    - expectCalls: {NodePrepareResources: 1, NodeUnprepareResources: 1}
-"""
+    "{startPod: {name: a, claims: [gpu]}}",
+    "{killPlugin: {}}",
+    "{startPlugin: {}}",
+    "{deletePod: a}",
+    "{expectCalls: {NodePrepareResources: 1, NodeUnprepareResources: 1}}",
 )
 
 
@@ -70,7 +67,7 @@ def bare(monkeypatch: pytest.MonkeyPatch) -> str:
 def test_the_emulation_offers_every_capability() -> None:
     emulated = KUBELET_IMPLEMENTATIONS["emulated"]
     assert emulated.capabilities == frozenset(CAPABILITIES)
-    assert plan_run(load_text(KILL, "s.yaml")[0]).kubelet == "emulated"
+    assert plan_run(scenario(*KILL)).kubelet == "emulated"
 
 
 def test_the_protocol_names_the_emulated_managers_calls() -> None:
@@ -91,14 +88,12 @@ def test_the_protocol_names_the_emulated_managers_calls() -> None:
 
 
 def test_an_unknown_implementation_is_a_config_error() -> None:
-    (scenario,) = load_text(KILL, "s.yaml")
     with pytest.raises(ConfigError, match="kubelet implementation: unknown 'nope' \\(known: emulated"):
-        plan_run(scenario, RunOptions(kubelet_impl="nope"))
+        plan_run(scenario(*KILL), RunOptions(kubelet_impl="nope"))
 
 
 def test_a_crash_point_step_is_not_comparable_without_the_capability(bare: str) -> None:
-    (scenario,) = load_text(CRASH, "s.yaml")
-    result = run_scenario(scenario, RunOptions(kubelet_impl=bare), results=RESULTS)
+    result = run_scenario(scenario(*CRASH), RunOptions(kubelet_impl=bare), results=RESULTS)
     assert result.status == "skipped", result.failure
     assert result.skip_reason == (
         f"not comparable: restartKubelet with crashAt needs the kubelet capability {CRASH_POINTS!r}, "
@@ -107,14 +102,12 @@ def test_a_crash_point_step_is_not_comparable_without_the_capability(bare: str) 
 
 
 def test_the_same_crash_runs_on_the_emulation() -> None:
-    (scenario,) = load_text(CRASH, "s.yaml")
-    result = run_scenario(scenario, RunOptions(), results=RESULTS)
+    result = run_scenario(scenario(*CRASH), RunOptions(), results=RESULTS)
     assert result.status == "passed", result.failure
 
 
 def test_a_kill_without_the_watcher_pause_still_runs(bare: str) -> None:
     """Killing a fake driver holds the registry scan where the kubelet can; elsewhere it just kills."""
-    (scenario,) = load_text(KILL, "s.yaml")
-    result = run_scenario(scenario, RunOptions(kubelet_impl=bare), results=RESULTS)
+    result = run_scenario(scenario(*KILL), RunOptions(kubelet_impl=bare), results=RESULTS)
     assert result.status == "passed", result.failure
     assert BareKubelet.paused == 1  # asked once, for the kill, and did without
