@@ -49,7 +49,7 @@ def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
     return found
 
 
-def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:  # noqa: C901 - Tarjan's algorithm reads best in one piece
     """Strongly connected components with more than one module (Tarjan, iterative enough for drasim)."""
     sys.setrecursionlimit(10_000)
     index: dict[str, int] = {}

@@ -98,7 +98,7 @@ class ExploreOutcome:
     """The choices of every example in the order they ran (for determinism checks)."""
 
 
-def run_choices(
+def run_choices(  # noqa: C901 - one example: generation, execution and the oracle share its state
     choices: list[Choice],
     options: RunOptions,
     *,
@@ -202,7 +202,7 @@ def choices_strategy(steps: int) -> st.SearchStrategy[list[Choice]]:
     return chunks.map(lambda parts: [c for part in parts for c in part][: max(1, steps)])
 
 
-def explore(
+def explore(  # noqa: C901 - hypothesis' settings, the time limit and shrinking in one driver
     config: ExploreConfig,
     *,
     on_example: Callable[[Trace], None] | None = None,

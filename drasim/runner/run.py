@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeVar
 
 from drasim.errors import DrasimError
-from drasim.limits import DEFAULT_SCENARIO_TIMEOUT
 from drasim.runner.backend_choice import backend_skip_reason
 from drasim.runner.context import StepFailure
 from drasim.runner.drivers import ProcessDriverHandle
@@ -118,6 +117,7 @@ def reproduce_command(scenario: Scenario, options: RunOptions) -> str:
     (``--workspace-dir``, ``--keep-workspace``) and how many run at once do not change it.
     """
     words = ["drasim", "run", scenario.file or "<file>", "-k", scenario.name]
+    default = RunOptions()
     if options.driver_cmd:
         words += ["--driver-cmd", options.driver_cmd]
         if options.driver_name:
@@ -128,18 +128,17 @@ def reproduce_command(scenario: Scenario, options: RunOptions) -> str:
         words += ["--inject-bug", bug]
     if options.fsync:
         words.append("--fsync")
-    if options.time_scale is not None:
-        words += ["--time-scale", repr(options.time_scale)]
-    if options.kubelet_version:
-        words += ["--kubelet-version", options.kubelet_version]
-    if options.scenario_timeout != DEFAULT_SCENARIO_TIMEOUT:
-        words += ["--scenario-timeout", f"{options.scenario_timeout or 0:g}"]
-    if options.backend:
-        words += ["--backend", options.backend]
-    if options.kubeconfig is not None:
-        words += ["--kubeconfig", str(options.kubeconfig)]
-    if options.context is not None:
-        words += ["--context", options.context]
+    timeout = options.scenario_timeout
+    single: list[tuple[str, str | None]] = [
+        ("--time-scale", None if options.time_scale is None else repr(options.time_scale)),
+        ("--kubelet-version", options.kubelet_version),
+        ("--scenario-timeout", None if timeout == default.scenario_timeout else f"{timeout or 0:g}"),
+        ("--backend", options.backend),
+        ("--kubeconfig", None if options.kubeconfig is None else str(options.kubeconfig)),
+        ("--context", options.context),
+        ("--kubelet-impl", None if options.kubelet_impl == default.kubelet_impl else options.kubelet_impl),
+    ]
+    words += [word for flag, value in single if value is not None and value != "" for word in (flag, value)]
     return shlex.join(words)
 
 
@@ -223,7 +222,7 @@ def _new_result(results: ResultBuilder[R], plan: RunPlan, status: Status) -> R:
     return result
 
 
-def run_scenario(
+def run_scenario(  # noqa: C901 - set-up, the timed drive, interruption and teardown in one place
     scenario: Scenario,
     options: RunOptions | None = None,
     *,
@@ -325,7 +324,7 @@ def _finish(world: World, result: ScenarioRecord) -> None:
         result.journal = world.journal.events()
 
 
-def run_scenarios(
+def run_scenarios(  # noqa: C901 - the thread pool, fail-fast and Ctrl-C handling belong together
     scenarios: Sequence[Scenario],
     options: RunOptions | None = None,
     *,

@@ -127,7 +127,7 @@ class ScenarioChecker:
                 spec, "steps", f"at most {MAX_STEPS} steps are allowed (nested ones included), got {steps}"
             )
 
-    def check_driver(self, drv: DriverSpec) -> None:
+    def check_driver(self, drv: DriverSpec) -> None:  # noqa: C901 - one rule per driver field
         """One driver spec."""
         if (drv.fake is None) == (drv.command is None):
             self.fail(drv, None, "a driver needs exactly one of 'fake' or 'command'")
@@ -208,7 +208,7 @@ class ScenarioChecker:
         if fault.message and fault.code is None:
             self.fail(fault, "message", "'message' goes with 'code'")
 
-    def check_step(self, step: Step) -> None:
+    def check_step(self, step: Step) -> None:  # noqa: C901 - one rule per step trait
         """One step: references, exclusive options, nested steps."""
         args = step.args
         if isinstance(args, st.StartPod):
@@ -299,7 +299,7 @@ class ScenarioChecker:
         if fault.plugin is not None:
             self.check_plugin_fault(fault.plugin)
 
-    def check_step_refs(self, args: object) -> None:
+    def check_step_refs(self, args: object) -> None:  # noqa: C901 - one rule per kind of reference
         """Pods, drivers and marks a step refers to must exist."""
         if isinstance(args, _POD_FIELD_STEPS):
             self.check_pod_ref(args, cast("Any", args).pod)  # pod_field steps all have ``pod``

@@ -70,7 +70,7 @@ def pod_names(world: World, entry: ClaimInfoState) -> list[str]:
     return sorted(by_uid.get(uid, f"uid:{uid}") for uid in entry.pod_uids or ())
 
 
-def check_checkpoint(world: World, args: ExpectCheckpoint, ctx: StepContext) -> None:
+def check_checkpoint(world: World, args: ExpectCheckpoint, ctx: StepContext) -> None:  # noqa: C901 - one expectation, one branch per checkpoint field
     """expectCheckpoint: validity, entry count, per-claim contents, absent claims, ShareID key."""
     entries, problem, share_id_key = _read(world)
     path = world.workspace.checkpoint_path
