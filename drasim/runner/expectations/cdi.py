@@ -29,6 +29,7 @@ from drasim.runner.expectations.common import (
     find_pod,
     plural,
 )
+from drasim.runner.expectations.registry import checks
 from drasim.runner.pods import PodRecord, containers_of
 from drasim.scenario.expectations import ExpectCdiDevices, ExpectCdiSpecs
 
@@ -88,6 +89,7 @@ def duplicate_problems(groups: list[tuple[str, ...]]) -> list[str]:
     return problems
 
 
+@checks(ExpectCdiDevices)
 def check_cdi_devices(world: World, args: ExpectCdiDevices, ctx: StepContext) -> None:
     """expectCdiDevices: the exact IDs, their number, uniqueness and syntax, or a GetResources error."""
     record = find_pod(world, args.pod)
@@ -243,6 +245,7 @@ def _device_problems(index: int, device: Any, seen: set[str]) -> list[str]:
     return problems
 
 
+@checks(ExpectCdiSpecs)
 def check_cdi_specs(world: World, args: ExpectCdiSpecs, ctx: StepContext) -> None:  # noqa: C901 - one expectation, one branch per spec field
     """expectCdiSpecs: files present/absent/counted, valid, and resolving every running container's IDs."""
     cdi_dir = Path(world.workspace.cdi_dir)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from drasim.runner.context import StepContext, StepFailure
 from drasim.runner.expectations.common import container_name, find_pod
+from drasim.runner.expectations.registry import checks
 from drasim.runner.pods import PodRecord, container_claims, containers_of
 from drasim.scenario.expectations import ExpectHealth
 from drasim.scenario.steps import PodClaim
@@ -61,6 +62,7 @@ def entry_statuses(
     return resources
 
 
+@checks(ExpectHealth)
 def check_health(world: World, args: ExpectHealth, ctx: StepContext) -> None:
     """expectHealth: every (or the one named) resource of the entry has the expected health and message."""
     record = find_pod(world, args.pod)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from drasim.errors import ApiError
 from drasim.runner.context import StepContext, StepFailure
 from drasim.runner.expectations.common import find_pod, plural, pod_key, settle
+from drasim.runner.expectations.registry import checks
 from drasim.scenario.expectations import (
     CallCount,
     ExpectConnections,
@@ -30,6 +31,7 @@ def _kubelet_stopped(what: str) -> StepFailure:
     return StepFailure(f"{what}: the kubelet is not running", actual={"kubelet": "stopped"})
 
 
+@checks(ExpectMightNeedUnprepare)
 def check_might_need_unprepare(world: World, args: ExpectMightNeedUnprepare, ctx: StepContext) -> None:
     """expectMightNeedUnprepare: the kubelet's PodMightNeedToUnprepareResources answer per pod."""
     if world.kubelet is None:
@@ -49,6 +51,7 @@ def check_might_need_unprepare(world: World, args: ExpectMightNeedUnprepare, ctx
         )
 
 
+@checks(ExpectPod)
 def check_pod(world: World, args: ExpectPod, ctx: StepContext) -> None:
     """expectPod: the phase as the runner tracks it (a forgotten pod is Gone) and the deletionTimestamp."""
     key = pod_key(args.pod, world)
@@ -86,6 +89,7 @@ def _labels_text(labels: dict[str, str]) -> str:
     return "{" + ",".join(f'{k}="{v}"' for k, v in sorted(labels.items())) + "}"
 
 
+@checks(ExpectMetric)
 def check_metric(world: World, args: ExpectMetric, ctx: StepContext) -> None:
     """expectMetric: one series (exact labels): present, gauge value, histogram count.
 
@@ -133,6 +137,7 @@ def list_slices(world: World, selector: str) -> list[dict[str, Any]]:
     return world.api.list_slices(selector)
 
 
+@checks(ExpectResourceSlices)
 def check_resource_slices(world: World, args: ExpectResourceSlices, ctx: StepContext) -> None:
     """expectResourceSlices: how many slices (and devices) a driver has for a node."""
     node = world.api.node_name(args.node) if args.node else world.node
@@ -200,6 +205,7 @@ _CONNECTION_WORDS = {
 }
 
 
+@checks(ExpectConnections)
 def check_connections(world: World, args: ExpectConnections, ctx: StepContext) -> None:
     """expectConnections: gRPC channels, connects and disconnects of the kubelet to a driver."""
     since = ctx.since(args.since)
@@ -256,6 +262,7 @@ def registration_state(world: World, driver: str) -> dict[str, Any]:
     }
 
 
+@checks(ExpectRegistered)
 def check_registered(world: World, args: ExpectRegistered, ctx: StepContext) -> None:
     """expectRegistered: registered at all, instance count, chosen service, connection."""
     driver = args.driver or world.fleet.driver("").name
