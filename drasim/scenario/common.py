@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Literal
 from drasim.apiversions import DEFAULT_DRA_SERVICES, DRA_SERVICES
 from drasim.faults import ApiClient, ApiFault, ApiVerb, GrpcCode, PluginFault, Rpc
 from drasim.limits import doc
+from drasim.profiles import VERSIONS
 from drasim.values import KUBELET_HOOK_POINTS
 
 __all__ = [  # the fault vocabulary (drasim.faults) and doc (drasim.limits) are re-exported
@@ -135,7 +136,10 @@ BackendName = Literal["", "memory", "http", "kubeconfig"]
 ResourceApiVersion = Literal["v1", "v1beta2", "v1beta1", "v1alpha3"]
 """resource.k8s.io versions the fake API server can serve (v1alpha3: what kubelet 1.31 reads)."""
 
-KubeletVersionName = Literal["1.31", "1.32", "1.33", "1.34", "1.35", "1.36", "1.37"]
+if TYPE_CHECKING:
+    KubeletVersionName = str
+else:  # derived from the profiles, so a new kubelet version is one profile row
+    KubeletVersionName = Literal[VERSIONS]
 """Kubelet versions drasim emulates (drasim.profiles; docs/kubelet-versions.md)."""
 
 DEFAULT_SERVICES: tuple[KubeletService, ...] = DEFAULT_DRA_SERVICES

@@ -10,7 +10,7 @@ from drasim.scenario.common import BackendName, KubeletVersionName
 
 
 def test_kubelet_version_names_are_the_profiles() -> None:
-    """A new kubelet version is a profile row plus its name here; the two must agree."""
+    """A new kubelet version is one profile row: the scenario language derives its names from them."""
     assert get_args(KubeletVersionName) == VERSIONS
 
 
