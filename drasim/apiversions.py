@@ -124,6 +124,12 @@ DRA_V1ALPHA4 = _service("dra", "v1alpha4")
 HEALTH_V1 = _service("health", "v1")
 HEALTH_V1ALPHA1 = _service("health", "v1alpha1")
 
+#: resource.k8s.io versions drasim knows, newest first (v1alpha3: what kubelet 1.31 reads claims through).
+RESOURCE_API_VERSIONS: tuple[str, ...] = ("v1", "v1beta2", "v1beta1", "v1alpha3")
+#: The resource.k8s.io versions served by default, and the ones ResourceSlices are read through
+#: (newest first; the first served one wins).
+DEFAULT_RESOURCE_API_VERSIONS: tuple[str, ...] = RESOURCE_API_VERSIONS[:3]
+
 #: Every DRA service name, newest first.
 DRA_SERVICES: tuple[str, ...] = tuple(api.service for api in DRA_APIS)
 #: The DRA services served and offered by default.

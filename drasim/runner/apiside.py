@@ -20,6 +20,7 @@ from typing import Any
 
 from drasim.apiserver import ObjectStore
 from drasim.apiserver.port import Cluster
+from drasim.apiversions import DEFAULT_RESOURCE_API_VERSIONS
 from drasim.errors import ApiError, DrasimError
 from drasim.faults import ApiFault, PluginFault, describe, scaled
 from drasim.journal import Journal
@@ -30,7 +31,7 @@ __all__ = ["ApiSide", "expand"]
 
 NODE_UID_NAMESPACE = uuid.UUID("6ba7b811-9dad-11d1-80b4-00c04fd430c8")
 RESOURCE_V1 = "resource.k8s.io/v1"
-SLICE_VERSIONS = ("v1", "v1beta2", "v1beta1")
+SLICE_VERSIONS = DEFAULT_RESOURCE_API_VERSIONS
 """resource.k8s.io versions ResourceSlices are read through, newest first (the first served one wins)."""
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from drasim.apiversions import DEFAULT_DRA_SERVICES, DRA_SERVICES
+from drasim.apiversions import DEFAULT_DRA_SERVICES, DRA_SERVICES, RESOURCE_API_VERSIONS
 from drasim.faults import ApiClient, ApiFault, ApiVerb, GrpcCode, PluginFault, Rpc
 from drasim.limits import doc
 from drasim.profiles import VERSIONS
@@ -133,7 +133,10 @@ ApiServerMode = Literal["auto", "memory", "http"]
 BackendName = Literal["", "memory", "http", "kubeconfig"]
 """An API-server backend (docs/backends.md); empty: whichever the run chooses."""
 
-ResourceApiVersion = Literal["v1", "v1beta2", "v1beta1", "v1alpha3"]
+if TYPE_CHECKING:
+    ResourceApiVersion = str
+else:  # from the one table of API versions (drasim.apiversions)
+    ResourceApiVersion = Literal[RESOURCE_API_VERSIONS]
 """resource.k8s.io versions the fake API server can serve (v1alpha3: what kubelet 1.31 reads)."""
 
 if TYPE_CHECKING:

@@ -16,3 +16,18 @@ def test_kubelet_version_names_are_the_profiles() -> None:
 
 def test_backend_names_are_the_runners_backends() -> None:
     assert tuple(name for name in get_args(BackendName) if name) == tuple(BACKENDS)
+
+
+def test_resource_api_versions_are_one_table() -> None:
+    """The scenario language, the default served versions, the slice reads, the fake plugin and the
+    API server's kinds all use the resource.k8s.io versions of drasim.apiversions."""
+    from drasim.apiserver.kinds import RESOURCE_VERSIONS as SERVABLE
+    from drasim.apiversions import DEFAULT_RESOURCE_API_VERSIONS, RESOURCE_API_VERSIONS
+    from drasim.runner.apiside import SLICE_VERSIONS
+    from drasim.scenario.common import ResourceApiVersion
+    from drasim.scenario.schema import ApiServerSpec
+    from fake_plugins.claims import RESOURCE_VERSIONS as FAKE_READS
+
+    assert get_args(ResourceApiVersion) == RESOURCE_API_VERSIONS == SERVABLE
+    assert tuple(ApiServerSpec().resource_api_versions) == DEFAULT_RESOURCE_API_VERSIONS
+    assert SLICE_VERSIONS == FAKE_READS == DEFAULT_RESOURCE_API_VERSIONS
