@@ -291,22 +291,23 @@ def test_health_message_exact_and_contains(world: Any) -> None:
             pod="a", claim="gpu", health="Unhealthy", message="ECC errors on bank 3", resource_id=gpu0
         ),
     )
-    failure = fails(
-        world, ExpectHealth(pod="a", claim="gpu", health="Unhealthy", message="ECC errors on bank 3")
-    )
-    assert failure.message == (
-        "expected every resource of allocatedResourcesStatus entry claim:gpu of container ctr in pod "
-        f"default/a to have message 'ECC errors on bank 3'; found {gpu1}: 'ECC errors on bank 1'"
-    )
-    assert failure.expected == {gpu0: "ECC errors on bank 3", gpu1: "ECC errors on bank 3"}
-    assert failure.actual == {gpu0: "ECC errors on bank 3", gpu1: "ECC errors on bank 1"}
-    failure = fails(world, ExpectHealth(pod="a", claim="gpu", health="Unhealthy", message_contains="bank 3"))
-    assert failure.message == (
-        "expected every resource of allocatedResourcesStatus entry claim:gpu of container ctr in pod "
-        f"default/a to have a message containing 'bank 3'; found {gpu1}: 'ECC errors on bank 1'"
-    )
-    assert failure.expected == {gpu0: "contains 'bank 3'", gpu1: "contains 'bank 3'"}
-    assert failure.actual == {gpu0: "ECC errors on bank 3", gpu1: "ECC errors on bank 1"}
+    entry = "every resource of allocatedResourcesStatus entry claim:gpu of container ctr in pod default/a"
+    for expectation, wanted, expected in (
+        (
+            ExpectHealth(pod="a", claim="gpu", health="Unhealthy", message="ECC errors on bank 3"),
+            "message 'ECC errors on bank 3'",
+            {gpu0: "ECC errors on bank 3", gpu1: "ECC errors on bank 3"},
+        ),
+        (
+            ExpectHealth(pod="a", claim="gpu", health="Unhealthy", message_contains="bank 3"),
+            "a message containing 'bank 3'",
+            {gpu0: "contains 'bank 3'", gpu1: "contains 'bank 3'"},
+        ),
+    ):
+        failure = fails(world, expectation)
+        assert failure.message == f"expected {entry} to have {wanted}; found {gpu1}: 'ECC errors on bank 1'"
+        assert failure.expected == expected
+        assert failure.actual == {gpu0: "ECC errors on bank 3", gpu1: "ECC errors on bank 1"}
     # The health is checked first: a wrong health is reported as such, whatever the message.
     failure = fails(world, ExpectHealth(pod="a", claim="gpu", health="Healthy", message="nope"))
     assert "to be Healthy; found" in failure.message
