@@ -428,7 +428,7 @@ class ExpectPod:
     )
 
 
-@step("expectHealth", pod_field=True)
+@step("expectHealth", pod_field=True, needs={"health": "uses {where}"})
 @dataclass(frozen=True, kw_only=True)
 class ExpectHealth:
     """Check a container's ``allocatedResourcesStatus`` entry ``claim:<claim>[/<request>]``.

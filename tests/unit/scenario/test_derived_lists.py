@@ -31,3 +31,14 @@ def test_resource_api_versions_are_one_table() -> None:
     assert get_args(ResourceApiVersion) == RESOURCE_API_VERSIONS == SERVABLE
     assert tuple(ApiServerSpec().resource_api_versions) == DEFAULT_RESOURCE_API_VERSIONS
     assert SLICE_VERSIONS == FAKE_READS == DEFAULT_RESOURCE_API_VERSIONS
+
+
+def test_step_needs_name_known_capabilities() -> None:
+    """``@step(needs=...)`` is what conformance skips scenarios by: only capabilities it knows."""
+    from drasim.conformance import KNOWN_CAPABILITIES
+    from drasim.scenario.registry import STEP_TYPES
+
+    needs = {name: dict(t.needs) for name, t in STEP_TYPES.items() if t.needs}
+    assert set(needs) >= {"setDeviceHealth", "unblock", "expectHealth"}
+    assert all(cap in KNOWN_CAPABILITIES for caps in needs.values() for cap in caps)
+    assert all("{where}" in reason for caps in needs.values() for reason in caps.values())
