@@ -22,7 +22,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
-from drasim.scenario.limits import MAX_COUNT, MAX_DURATION, MAX_HTTP_STATUS, doc
+from drasim.limits import MAX_COUNT, MAX_DURATION, MAX_HTTP_STATUS, doc
 
 # ----------------------------------------------------------------------------- plugin faults
 Rpc = Literal[

@@ -18,9 +18,9 @@ import yaml
 
 from drasim.errors import ScenarioError
 from drasim.fsutil import read_regular_file
+from drasim.limits import MAX_FILE_BYTES
 from drasim.scenario.common import API_VERSION, KIND
 from drasim.scenario.decoder import INVALID, Decoder, Problem, suggest
-from drasim.scenario.limits import MAX_FILE_BYTES
 from drasim.scenario.schema import ClaimShorthand, Scenario
 from drasim.scenario.validation import ScenarioChecker
 from drasim.scenario.yamlsrc import Loc, parse_documents, yaml_error_loc

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from drasim.scenario.limits import MAX_DECODED_VALUES
+from drasim.limits import MAX_DECODED_VALUES
 
 
 @dataclass(frozen=True, order=True)

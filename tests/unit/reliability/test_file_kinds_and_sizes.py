@@ -14,7 +14,7 @@ import pytest
 from drasim.checkpoint.store import MAX_CHECKPOINT_BYTES
 from drasim.cli import main
 from drasim.fsutil import UnsuitableFileError, read_regular_file
-from drasim.scenario.limits import MAX_DECODED_VALUES, MAX_FILE_BYTES
+from drasim.limits import MAX_DECODED_VALUES, MAX_FILE_BYTES
 
 pytestmark = pytest.mark.timeout(20)  # a regression blocks on the FIFO: fail instead of hanging
 
