@@ -17,6 +17,8 @@ Layout of a data directory ``DIR``:
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import select
@@ -24,6 +26,8 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -153,7 +157,8 @@ def _ready_line(process: subprocess.Popen[bytes], timeout: float) -> str:
     while b"\n" not in buf:
         left = deadline - time.monotonic()
         if left <= 0:
-            raise ControlPlaneError(f"the control plane did not serve within {timeout:.0f}s{_log_tail(process)}")
+            tail = _log_tail(process)
+            raise ControlPlaneError(f"the control plane did not serve within {timeout:.0f}s{tail}")
         ready, _, _ = select.select([fd], [], [], left)
         if not ready:
             continue
@@ -247,4 +252,56 @@ def _is_ours(pid: int, binary: Path, directory: Path) -> bool:
     args = [a.decode(errors="replace") for a in raw.split(b"\0") if a]
     if not args or Path(args[0]).name != binary.name:
         return False
-    return "--dir" in args and args.index("--dir") + 1 < len(args) and Path(args[args.index("--dir") + 1]) == directory
+    if "--dir" not in args or args.index("--dir") + 1 >= len(args):
+        return False
+    return Path(args[args.index("--dir") + 1]) == directory
+
+
+@contextmanager
+def shared(root: Path, user: str, *, release: str | None = None) -> Iterator[ControlPlane]:
+    """One control plane in ``root/data`` shared by every holder (pytest-xdist workers).
+
+    The first holder starts it; each holder is listed in ``root/users``; the last one out stops
+    it and removes its data. A file lock on ``root/lock`` orders them.
+    """
+    root.mkdir(parents=True, exist_ok=True)
+    data = (root / "data").resolve()
+    process: subprocess.Popen[bytes] | None = None
+    with _locked(root / "lock"):
+        plane = find(data)
+        if plane is None:
+            plane, process = start(data, release=release)
+        _users(root, add=user)
+    try:
+        yield plane
+    finally:
+        with _locked(root / "lock"):
+            if not _users(root, remove=user):
+                stop(data)
+        if process is not None and process.poll() is None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(STOP_TIMEOUT)  # reap it (when this holder stopped it)
+
+
+def _users(root: Path, *, add: str = "", remove: str = "") -> list[str]:
+    path = root / "users"
+    try:
+        users = [u for u in path.read_text(encoding="utf-8").split() if u]
+    except OSError:
+        users = []
+    if add:
+        users.append(add)
+    if remove in users:
+        users.remove(remove)
+    path.write_text("".join(f"{u}\n" for u in users), encoding="utf-8")
+    return users
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    with open(path, "a+b") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

@@ -37,7 +37,9 @@ def register(subparsers: Any) -> None:
         description="Start a control plane; it runs in the background until `drasim control-plane stop`.",
     )
     _dir_option(start, default_dir)
-    start.add_argument("--release", metavar="RELEASE", help="Kubernetes release (default: drasim's Go module's)")
+    start.add_argument(
+        "--release", metavar="RELEASE", help="Kubernetes release (default: drasim's Go module's)"
+    )
     start.add_argument("--node-name", default="node-1", help="the node of node.kubeconfig (default: node-1)")
     start.add_argument(
         "--foreground",
@@ -66,9 +68,7 @@ def register(subparsers: Any) -> None:
 
 
 def _dir_option(parser: argparse.ArgumentParser, default: Path) -> None:
-    parser.add_argument(
-        "--dir", type=Path, default=default, help=f"its data directory (default: {default})"
-    )
+    parser.add_argument("--dir", type=Path, default=default, help=f"its data directory (default: {default})")
 
 
 def _describe(plane: Any, as_json: bool) -> None:
@@ -107,7 +107,8 @@ def _start(args: argparse.Namespace) -> int:
         # The process's own end (a crash) or Ctrl-C/SIGTERM (KeyboardInterrupt) ends the wait.
         select.select([_pidfd(plane.pid)], [], [])
         code = process.wait()
-        print(f"drasim control-plane: the control plane exited ({code}); log {plane.dir}/control-plane.log", file=sys.stderr)
+        log = plane.dir / "control-plane.log"
+        print(f"drasim control-plane: the control plane exited ({code}); log {log}", file=sys.stderr)
         controlplane.stop(plane.dir, keep=True)
         return 1
     except KeyboardInterrupt:

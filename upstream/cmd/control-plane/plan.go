@@ -108,6 +108,9 @@ func runnerRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{""}, Resources: []string{"pods/status"}, Verbs: []string{"get", "update", "patch"}},
 		{APIGroups: []string{"resource.k8s.io"}, Resources: []string{"resourceclaims", "resourceclaimtemplates"}, Verbs: all},
 		{APIGroups: []string{"resource.k8s.io"}, Resources: []string{"resourceclaims/status"}, Verbs: []string{"get", "update", "patch"}},
+		// Since 1.36 writing status.allocation or status.reservedFor is also checked against
+		// this synthetic subresource (DRAResourceClaimGranularStatusAuthorization).
+		{APIGroups: []string{"resource.k8s.io"}, Resources: []string{"resourceclaims/binding"}, Verbs: []string{"update", "patch"}},
 		{APIGroups: []string{"resource.k8s.io"}, Resources: []string{"resourceslices", "deviceclasses"}, Verbs: append(append([]string{}, all...), "deletecollection")},
 		{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"selfsubjectaccessreviews"}, Verbs: []string{"create"}},
 	}

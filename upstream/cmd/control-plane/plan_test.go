@@ -54,13 +54,14 @@ func TestRunnerRulesMatchTheDocumentedRole(t *testing.T) {
 		}
 	}
 	want := map[string]string{
-		"/namespaces":                           "get list create delete",
-		"/nodes":                                "get list create delete",
-		"/pods":                                 "get list create delete",
-		"/pods/status":                          "get update patch",
-		"resource.k8s.io/resourceclaims":        "get list watch create update patch delete",
-		"resource.k8s.io/resourceclaims/status": "get update patch",
-		"resource.k8s.io/resourceslices":        "get list watch create update patch delete deletecollection",
+		"/namespaces":                                   "get list create delete",
+		"/nodes":                                        "get list create delete",
+		"/pods":                                         "get list create delete",
+		"/pods/status":                                  "get update patch",
+		"resource.k8s.io/resourceclaims":                "get list watch create update patch delete",
+		"resource.k8s.io/resourceclaims/status":         "get update patch",
+		"resource.k8s.io/resourceclaims/binding":        "update patch",
+		"resource.k8s.io/resourceslices":                "get list watch create update patch delete deletecollection",
 		"authorization.k8s.io/selfsubjectaccessreviews": "create",
 	}
 	for res, verbs := range want {
