@@ -309,9 +309,9 @@ def test_one_permission_less_is_the_documented_preflight_error(
     )  # for the server and CA
     rbac = "/apis/rbac.authorization.k8s.io/v1"
     rules = admin.request_json("GET", f"{rbac}/clusterroles/drasim-runner")["rules"]
-    for rule in rules:
-        if "nodes" in rule["resources"]:
-            rule["verbs"] = [v for v in rule["verbs"] if v != "delete"]
+    for rule in [r for r in rules if "nodes" in r["resources"]]:
+        rule["resources"] = [r for r in rule["resources"] if r != "nodes"]
+        rules.append({**rule, "resources": ["nodes"], "verbs": [v for v in rule["verbs"] if v != "delete"]})
     accounts = "/api/v1/namespaces/drasim-system/serviceaccounts"
     created: list[str] = []
     try:
