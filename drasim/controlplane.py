@@ -99,11 +99,14 @@ def start(
     node_name: str = "node-1",
     timeout: float = START_TIMEOUT,
     quiet: bool = True,
+    exit_with_caller: bool = False,
 ) -> tuple[ControlPlane, subprocess.Popen[bytes]]:
     """Build (if needed) and start the control plane with its data in ``directory``.
 
     Returns once it serves. The process runs in a session of its own, so it outlives the caller
-    unless stopped (:func:`stop`); its log goes to ``directory/control-plane.log``.
+    unless stopped (:func:`stop`) or ``exit_with_caller`` (then the kernel sends it SIGTERM when
+    the calling thread's process dies, even by SIGKILL); its log goes to
+    ``directory/control-plane.log``.
     """
     directory = directory.resolve()
     existing = find(directory)
@@ -129,6 +132,7 @@ def start(
             stdout=subprocess.PIPE,
             stderr=log,
             start_new_session=True,
+            preexec_fn=_exit_with_parent if exit_with_caller else None,  # noqa: PLW1509
         )
     except OSError as err:
         raise ControlPlaneError(f"cannot run {binary}: {err.strerror}") from None
@@ -146,6 +150,14 @@ def start(
     tmp.write_text(json.dumps(state, indent=1) + "\n", encoding="utf-8")
     os.replace(tmp, directory / STATE_FILE)
     return ControlPlane.from_state(state), process
+
+
+def _exit_with_parent() -> None:
+    """In the child before exec: SIGTERM when the parent dies (Linux prctl PR_SET_PDEATHSIG)."""
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)
 
 
 def _ready_line(process: subprocess.Popen[bytes], timeout: float) -> str:
@@ -200,6 +212,8 @@ def stop(directory: Path, *, keep: bool = False, timeout: float = STOP_TIMEOUT) 
     plane = find(directory)
     if plane is not None:
         _terminate(plane.pid, plane.binary, plane.dir, timeout=timeout)
+        if plane.alive():
+            raise ControlPlaneError(f"the control plane (pid {plane.pid}) did not stop, even on SIGKILL")
     if not keep and (directory / STATE_FILE).is_file():
         shutil.rmtree(directory, ignore_errors=True)
     elif keep:
@@ -258,11 +272,14 @@ def _is_ours(pid: int, binary: Path, directory: Path) -> bool:
 
 
 @contextmanager
-def shared(root: Path, user: str, *, release: str | None = None) -> Iterator[ControlPlane]:
+def shared(
+    root: Path, user: str, *, release: str | None = None, exit_with_caller: bool = False
+) -> Iterator[ControlPlane]:
     """One control plane in ``root/data`` shared by every holder (pytest-xdist workers).
 
     The first holder starts it; each holder is listed in ``root/users``; the last one out stops
-    it and removes its data. A file lock on ``root/lock`` orders them.
+    it and removes its data. A file lock on ``root/lock`` orders them. ``exit_with_caller``
+    (only for a single holder: another may outlive the starter) ties it to the starter's life.
     """
     root.mkdir(parents=True, exist_ok=True)
     data = (root / "data").resolve()
@@ -270,7 +287,7 @@ def shared(root: Path, user: str, *, release: str | None = None) -> Iterator[Con
     with _locked(root / "lock"):
         plane = find(data)
         if plane is None:
-            plane, process = start(data, release=release)
+            plane, process = start(data, release=release, exit_with_caller=exit_with_caller)
         _users(root, add=user)
     try:
         yield plane

@@ -97,7 +97,13 @@ def _as_dict(plane: Any) -> dict[str, Any]:
 def _start(args: argparse.Namespace) -> int:
     from drasim import controlplane
 
-    plane, process = controlplane.start(args.dir, release=args.release, node_name=args.node_name, quiet=False)
+    plane, process = controlplane.start(
+        args.dir,
+        release=args.release,
+        node_name=args.node_name,
+        quiet=False,
+        exit_with_caller=args.foreground,
+    )
     _describe(plane, args.json)
     if not args.foreground:
         if not args.json:

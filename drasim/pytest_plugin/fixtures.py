@@ -48,7 +48,9 @@ def drasim_control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[C
     run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
     root = base.parent / f"drasim-control-plane-{run[:12]}" if run else base / "drasim-control-plane"
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-    with controlplane.shared(root, f"{worker}-{os.getpid()}") as plane:
+    # Without xdist the control plane dies with this process, even if it is killed; with xdist
+    # the last worker out stops it (a worker that started it may end before another).
+    with controlplane.shared(root, f"{worker}-{os.getpid()}", exit_with_caller=run is None) as plane:
         yield plane
 
 
