@@ -100,3 +100,10 @@ def test_cli_without_go_says_what_is_missing(tmp_path: Path) -> None:
     )
     assert status.returncode == 0, status.stderr
     assert "go: Go is not installed" in status.stdout
+
+
+def test_builds_are_stamped_with_their_release() -> None:
+    """A server built from the module reports its release at /version, not v0.0.0-master."""
+    flags = gobuild._ldflags(gobuild.parse_release("1.36.3"))
+    assert "k8s.io/component-base/version.gitVersion=v1.36.3" in flags
+    assert "k8s.io/component-base/version.gitMinor=36" in flags
