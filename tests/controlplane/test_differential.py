@@ -43,6 +43,7 @@ DRIVER = "gpu.example.com"
 V1 = "/apis/resource.k8s.io/v1"
 
 #: case -> why the difference does not matter to a driver (docs/apiserver.md says the same).
+_JSON_ONLY = "drasim's server always answers JSON; client-go asks for protobuf or JSON and reads either"
 _GENERATION = (
     "drasim's server sets metadata.generation on every kind; kube-apiserver only on those whose "
     "strategy does (Pod, ResourceSlice, DeviceClass), not on ResourceClaims. Drivers do not read a "
@@ -70,9 +71,8 @@ KNOWN: dict[str, str] = {
         "the 404 for a version that is not served has `details: {}` from kube-apiserver and none from "
         "drasim's server; client-go's version fallback looks only at the 404"
     ),
-    "publish a slice with a protobuf body: response type": (
-        "drasim's server always answers JSON; client-go asks for protobuf or JSON and reads either"
-    ),
+    "publish a slice with a protobuf body: response type": _JSON_ONLY,
+    "publish the slice again: response type": _JSON_ONLY,
     "create claim: spec": (
         "the real server defaults requests (exactly.allocationMode: ExactCount, count: 1); drasim "
         "stores the spec as sent. Drivers read status.allocation, not the defaulted request fields"
@@ -180,7 +180,7 @@ class Side:
                 else:
                     out[key] = self.norm(item)
             return out
-        if isinstance(value, list):
+        if isinstance(value, list | tuple):
             return [self.norm(v) for v in value]
         if isinstance(value, str):
             return _UUID.sub("<uid>", value.replace(self.namespace, "<ns>"))
@@ -489,6 +489,7 @@ def test_a_driver_and_the_kubelet_are_answered_alike(sides: list[Side], differen
             content_type=PROTOBUF,
             accept=f"{PROTOBUF},{JSON}",
         )
+        side.seen["slice"] = body["metadata"]["name"]
         return {
             "code": code,
             "response type": side.raw.content_type.split(";")[0],
@@ -537,6 +538,23 @@ def test_a_driver_and_the_kubelet_are_answered_alike(sides: list[Side], differen
         return {"code": code, "status": status}
 
     _both(sides, differences, "the allocator's claim status", allocate_and_reserve)
+
+    def delete_slice(side: Side) -> Any:
+        """client-go's delete: protobuf DeleteOptions with a UID precondition."""
+        path = f"{V1}/resourceslices/{side.seen['slice']}"
+
+        def options(uid: str) -> bytes:
+            body = {"apiVersion": "meta.k8s.io/v1", "kind": "DeleteOptions", "preconditions": {"uid": uid}}
+            return encode_object(body)
+
+        stale = side.raw.send("DELETE", path, options("0000"), content_type=PROTOBUF)
+        uid = side.raw.send("GET", path)[1]["metadata"]["uid"]
+        code, body = side.raw.send("DELETE", path, options(uid), content_type=PROTOBUF)
+        refused = json.loads(json.dumps(_status(stale[1])).replace(side.seen["slice"], "<slice>"))
+        return {"stale uid": (stale[0], refused), "right uid": (code, body.get("kind"))}
+
+    _both(sides, differences, "delete a slice with a protobuf uid precondition", delete_slice)
+    _both(sides, differences, "publish the slice again", publish)
 
     def wipe(side: Side) -> Any:
         code, body = side.raw.send("DELETE", f"{V1}/resourceslices?fieldSelector=spec.nodeName%3D{node}")
