@@ -6,6 +6,7 @@ list the server to prove what the runs left behind. Skipped, with the reason, wi
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -355,3 +356,73 @@ def test_one_permission_less_is_the_documented_preflight_error(
 def test_controlplane_stop_of_nothing_is_quiet(tmp_path: Path) -> None:
     assert controlplane.stop(tmp_path / "none") is False
     assert controlplane.find(tmp_path / "none") is None
+
+
+def test_the_node_identity_is_enough_for_the_emulated_kubelets_calls(
+    drasim_control_plane: ControlPlane,
+) -> None:
+    """The kubelet's two API calls with ``system:node:node-1`` under the Node authorizer: GET a
+    claim of a pod bound to the node (and no other claim), delete the node's slices."""
+    admin = KubeClientCluster(drasim_control_plane.admin_kubeconfig)
+    kubelet = KubeClientCluster(drasim_control_plane.node_kubeconfig, user_agent="drasim-kubelet")
+    namespace = f"drasim-node-{os.getpid()}"
+    claim = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"namespace": namespace},
+        "spec": {
+            "devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}
+        },
+    }
+    admin.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+    try:
+        for name in ("used", "other"):
+            admin.create({**claim, "metadata": {"name": name, "namespace": namespace}})
+        _wait_for_default_service_account(admin, namespace)
+        admin.create(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": "p", "namespace": namespace},
+                "spec": {
+                    "nodeName": "node-1",
+                    "containers": [{"name": "ctr", "image": "registry.k8s.io/pause:3.10"}],
+                    "resourceClaims": [{"name": "gpu", "resourceClaimName": "used"}],
+                },
+            }
+        )
+        assert kubelet.get_resource_claim(namespace, "used")["metadata"]["name"] == "used"
+        with pytest.raises(ApiError) as denied:
+            kubelet.get_resource_claim(namespace, "other")
+        assert denied.value.code == 403
+        kubelet.delete_collection(
+            "resource.k8s.io/v1",
+            "ResourceSlice",
+            field_selector="spec.nodeName=node-1,spec.driver=gpu.example.com",
+        )
+        with pytest.raises(ApiError) as other_node:
+            kubelet.delete_collection(
+                "resource.k8s.io/v1", "ResourceSlice", field_selector="spec.nodeName=node-2"
+            )
+        assert other_node.value.code == 403
+    finally:
+        with contextlib.suppress(ApiError):
+            admin.delete("v1", "Pod", "p", namespace, grace_period_seconds=0)
+        admin.delete("v1", "Namespace", namespace)
+
+
+def _wait_for_default_service_account(admin: KubeClientCluster, namespace: str) -> None:
+    """Pod admission looks up the namespace's ``default`` ServiceAccount, which the service
+    account controller creates: wait for its ADDED event (bounded)."""
+    from kubernetes import client, watch
+
+    core = client.CoreV1Api(admin.api_client)
+    stream = watch.Watch().stream(
+        core.list_namespaced_service_account,
+        namespace,
+        field_selector="metadata.name=default",
+        timeout_seconds=60,
+    )
+    for _event in stream:
+        return
+    raise AssertionError(f"no default ServiceAccount in {namespace} within 60 s")
