@@ -107,3 +107,18 @@ def test_builds_are_stamped_with_their_release() -> None:
     flags = gobuild._ldflags(gobuild.parse_release("1.36.3"))
     assert "k8s.io/component-base/version.gitVersion=v1.36.3" in flags
     assert "k8s.io/component-base/version.gitMinor=36" in flags
+
+
+def test_go_programs_are_gofmt_clean() -> None:
+    """`gofmt -l` lists no file of drasim's Go programs (cmd/)."""
+    if gobuild.go_problem():
+        pytest.skip(gobuild.go_problem() or "")
+    done = subprocess.run(
+        ["gofmt", "-l", str(gobuild.source_dir() / "cmd")],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "", f"not gofmt-formatted:\n{done.stdout}"
