@@ -379,6 +379,33 @@ def test_claim_crud_answers_alike(sides: list[Side], differences: Differences) -
     _both(sides, differences, "get claim through an unserved version", alpha)
 
 
+def test_paging_and_selectors_alike(sides: list[Side], differences: Differences) -> None:
+    """List pages (limit/continue, as client-go's pager and the Python client page) and selectors."""
+
+    def pages(side: Side) -> Any:
+        for name in ("p1", "p2", "p3"):
+            claim = _claim(name)
+            claim["metadata"]["labels"] = {"page": "yes", "n": name}
+            side.raw.send("POST", _claims(side), claim)
+        code, first = side.raw.send("GET", _claims(side) + "?labelSelector=page%3Dyes&limit=2")
+        token = first["metadata"].get("continue", "")
+        _, second = side.raw.send(
+            "GET", _claims(side) + f"?labelSelector=page%3Dyes&limit=2&continue={token}"
+        )
+        _, chosen = side.raw.send("GET", _claims(side) + "?labelSelector=n+in+(p1,p3),page!%3Dno")
+        return {
+            "code": code,
+            "first page": [i["metadata"]["name"] for i in first["items"]],
+            "has continue": bool(token),
+            "remainingItemCount": first["metadata"].get("remainingItemCount"),
+            "second page": [i["metadata"]["name"] for i in second["items"]],
+            "last page continue": second["metadata"].get("continue", ""),
+            "set-based selector": [i["metadata"]["name"] for i in chosen["items"]],
+        }
+
+    _both(sides, differences, "list in pages with a label selector", pages)
+
+
 def test_watch_sequences_alike(sides: list[Side], differences: Differences) -> None:
     def sequence(side: Side) -> Any:
         rv = side.raw.send("GET", _claims(side))[1]["metadata"]["resourceVersion"]
