@@ -341,6 +341,15 @@ def test_claim_crud_answers_alike(sides: list[Side], differences: Differences) -
 
     _both(sides, differences, "update claim spec", spec)
 
+    def main_ignores_status(side: Side) -> Any:
+        """A PUT on the main resource does not change .status (it has a status subresource)."""
+        obj = side.raw.send("GET", _claims(side, "c1"))[1]
+        obj["status"] = {"reservedFor": [{"resource": "pods", "name": "x", "uid": "1234"}]}
+        code, body = side.raw.send("PUT", _claims(side, "c1"), obj)
+        return {"code": code, "status": body.get("status") or {}}
+
+    _both(sides, differences, "update that carries a status", main_ignores_status)
+
     def precondition(side: Side) -> Any:
         body = {"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"uid": "not-the-uid"}}
         return _status(side.raw.send("DELETE", _claims(side, "c1"), body)[1])
@@ -431,6 +440,33 @@ def test_watch_sequences_alike(sides: list[Side], differences: Differences) -> N
         return {"status": stream.status, "events": events, "increasing": versions == sorted(versions)}
 
     _both(sides, differences, "watch from a resourceVersion", sequence)
+
+    def selector(side: Side) -> Any:
+        """Objects that start or stop matching a watch's label selector."""
+        rv = side.raw.send("GET", _claims(side))[1]["metadata"]["resourceVersion"]
+        query = f"?watch=true&resourceVersion={rv}&labelSelector=sel%3Dyes&timeoutSeconds=20"
+        stream = side.raw.watch(_claims(side) + query)
+        try:
+            claim = _claim("s1")
+            claim["metadata"]["labels"] = {"sel": "yes"}
+            side.raw.send("POST", _claims(side), claim)
+            for value in ("no", "yes"):
+                obj = side.raw.send("GET", _claims(side, "s1"))[1]
+                obj["metadata"]["labels"] = {"sel": value}
+                side.raw.send("PUT", _claims(side, "s1"), obj)
+            side.raw.send("DELETE", _claims(side, "s1"))
+            events = []
+            for line in stream.lines:
+                event = json.loads(line)
+                labels = event["object"]["metadata"].get("labels") or {}
+                events.append((event["type"], labels.get("sel")))
+                if len(events) == 4:
+                    break
+        finally:
+            stream.close()
+        return {"status": stream.status, "events": events}
+
+    _both(sides, differences, "watch with a label selector", selector)
 
     def watch_list(side: Side) -> Any:
         query = (
