@@ -32,6 +32,7 @@ from drasim.apiserver.status import (
     already_exists,
     bad_request,
     conflict,
+    delete_precondition_failed,
     expired,
     invalid,
     not_found,
@@ -363,13 +364,19 @@ class ObjectStore:
             ns = self._scope(rtype, namespace)
             old = self._existing(rtype, ns, name)
             have_rv = old["metadata"]["resourceVersion"]
+            have_uid = old["metadata"]["uid"]
+            if uid and uid != have_uid:
+                why = (
+                    f"the UID in the precondition ({uid}) does not match the UID in record ({have_uid}). "
+                    "The object might have been deleted and then recreated"
+                )
+                raise delete_precondition_failed(rtype, name, why)
             if resource_version and str(resource_version) != have_rv:
                 why = (
-                    f"Precondition failed: ResourceVersion in precondition: {resource_version}, "
-                    f"ResourceVersion in object meta: {have_rv}"
+                    f"the ResourceVersion in the precondition ({resource_version}) does not match the "
+                    f"ResourceVersion in record ({have_rv}). The object might have been modified"
                 )
-                raise conflict(rtype, name, why)
-            self._check_preconditions(rtype, old, uid=uid, resource_version=None)
+                raise delete_precondition_failed(rtype, name, why)
             new = meta.clone(old)
             new_md = new["metadata"]
             if new_md.get("finalizers"):

@@ -131,8 +131,13 @@ class Watch(EventStream):
         if kind == MODIFIED:
             if now_in and not was_in:
                 kind = ADDED
-            elif was_in and not now_in:
-                kind = DELETED
+            elif was_in and not now_in and old is not None:
+                # As upstream's watch cache: the last content that matched, at the change's
+                # resourceVersion.
+                rv = obj.get("metadata", {}).get("resourceVersion")
+                gone = {**old, "metadata": {**old.get("metadata", {}), "resourceVersion": rv}}
+                self.push(WatchEvent(DELETED, self._render(gone)))
+                return
             elif not now_in:
                 return
         elif not now_in:

@@ -252,6 +252,11 @@ def test_list_paging_with_limit_and_continue(resource):
         names += [s.metadata.name for s in page.items]
         token = page.metadata._continue
     assert len(names) == len(set(names)) == 5
+    # With a selector upstream does not count the rest (storage.PrepareContinueToken).
+    filtered = resource.list_resource_slice(limit=2, label_selector="!nope")
+    assert len(filtered.items) == 2
+    assert filtered.metadata._continue
+    assert filtered.metadata.remaining_item_count is None
 
 
 def test_watch_streams_events_in_order_and_resumes(resource):

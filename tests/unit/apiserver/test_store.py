@@ -197,9 +197,12 @@ def test_delete_preconditions(store):
     with pytest.raises(ApiError) as err:
         store.delete(rc, V1, "default", "gpu", uid="nope")
     assert err.value.code == 409
+    assert "the UID in the precondition (nope) does not match the UID in record (" in err.value.message
     with pytest.raises(ApiError) as err:
         store.delete(rc, V1, "default", "gpu", resource_version="1")
-    assert "ResourceVersion in precondition: 1" in err.value.message
+    assert "the ResourceVersion in the precondition (1) does not match the ResourceVersion in record (" in (
+        err.value.message
+    )
     deleted = store.delete(
         rc,
         V1,

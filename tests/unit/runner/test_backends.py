@@ -95,8 +95,12 @@ def test_a_pinned_scenario_runs_on_its_backend() -> None:
             "steps:\n  - parallel:\n      steps:\n        - fault: {apiServer: {verb: get, code: 500}}\n",
             "injects an API-server fault at test.yaml:",
         ),
+        (
+            "steps: [{startPod: {name: a, claims: [gpu], allocate: false}}]\n",
+            "reserves a claim it leaves unallocated (startPod allocate: false at test.yaml:",
+        ),
     ],
-    ids=["spec-faults", "served-versions", "nested-fault-step"],
+    ids=["spec-faults", "served-versions", "nested-fault-step", "reserved-unallocated"],
 )
 def test_a_real_cluster_skips_what_only_drasims_server_can_do(body: str, reason: str) -> None:
     scenario = _scenario(body)
@@ -110,6 +114,9 @@ def test_a_real_cluster_skips_what_only_drasims_server_can_do(body: str, reason:
 def test_plugin_faults_are_not_a_reason_to_skip_a_real_cluster() -> None:
     scenario = _scenario("steps:\n  - fault: {plugin: {rpc: NodePrepareResources, code: UNAVAILABLE}}\n")
     assert backend_skip_reason(scenario, "kubeconfig") == ""
+    # An unallocated claim that is not reserved either is a state a real server accepts.
+    missing = _scenario("steps: [{startPod: {name: a, claims: [gpu], allocate: false, reserve: false}}]\n")
+    assert backend_skip_reason(missing, "kubeconfig") == ""
 
 
 def test_http_backend_sends_the_kubelet_through_the_kubernetes_client() -> None:
