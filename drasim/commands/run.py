@@ -55,6 +55,12 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--driver-name", metavar="NAME", help="the DRA driver name --driver-cmd registers")
     parser.add_argument(
+        "--no-proxy",
+        action="store_true",
+        help="with --driver-cmd: let the kubelet reach the driver directly, without drasim's proxy "
+        "(scenarios with plugin faults are then skipped)",
+    )
+    parser.add_argument(
         "--capability",
         action="append",
         default=[],
@@ -130,6 +136,7 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         time_scale=args.time_scale,
         driver_cmd=args.driver_cmd,
         driver_name=args.driver_name,
+        proxy=not args.no_proxy,
         keep_workspace=args.keep_workspace,
         fsync=args.fsync,
         workspace_dir=args.workspace_dir,

@@ -12,10 +12,14 @@ Capabilities:
 
 ``health``
     The driver serves ``v1alpha1.DRAResourceHealth`` (KEP-4680 device health).
+``proxy``
+    Plugin fault rules (``fault`` steps, a fake driver's ``faults``, ``unblock``) and a journal of
+    the calls the driver serves (counting NodeWatchResources streams). The fake plugin does both;
+    for a driver command drasim's proxy (:mod:`drasim.proxy`) does them on the wire, and the
+    runner grants it whenever the proxy is on (``--no-proxy`` takes it away).
 ``fake-plugin``
-    drasim's fake plugin features: plugin fault rules, bugs, ``setDeviceHealth``,
-    fake-only driver settings, and counting NodeWatchResources streams (only the fake plugin
-    journals the streams it serves).
+    drasim's fake plugin's insides: bugs, ``setDeviceHealth`` (the health a driver reports is
+    its own), fake-only driver settings (its devices by name, services, socket layout).
     Never available when a driver command runs in place of the fake plugin.
 
 A scenario may also name capabilities itself with tags ``requires:<capability>``
@@ -28,14 +32,17 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from drasim.proxy import PROXY_CAPABILITY
 from drasim.scenario.common import DEFAULT_SERVICES
 from drasim.scenario.registry import Step, walk_steps
 from drasim.scenario.schema import FakeDriverSpec, Scenario
 
 HEALTH = "health"
 FAKE_PLUGIN = "fake-plugin"
+PROXY = PROXY_CAPABILITY
 KNOWN_CAPABILITIES: dict[str, str] = {
     HEALTH: "the driver serves the v1alpha1.DRAResourceHealth service (NodeWatchResources)",
+    PROXY: "plugin fault rules and a journal of the calls the driver serves (fake plugin or drasim's proxy)",
     FAKE_PLUGIN: "drasim's built-in fake plugin (fault injection, bugs, call journal); never a real driver",
 }
 REQUIRES_TAG = "requires:"
@@ -91,7 +98,7 @@ def real_driver_skip_reason(scenario: Scenario, capabilities: Iterable[str] = ()
     """Why ``scenario`` cannot run against a real driver with ``capabilities`` ('' when it can).
 
     ``fake-plugin`` is never granted, whatever ``capabilities`` says. Meant for a runner
-    that replaces the fake plugin with ``--driver-cmd``.
+    that replaces the fake plugin with ``--driver-cmd``; it adds ``proxy`` when its proxy is on.
     """
     caps = {c for c in capabilities if c != FAKE_PLUGIN}
     missing = missing_requirements(scenario, caps)
@@ -105,8 +112,9 @@ def check_capability_names(names: Iterable[str]) -> list[str]:
 
 def _fake_spec_requirements(fake: FakeDriverSpec) -> list[Requirement]:
     found: list[Requirement] = []
+    if fake.faults:
+        found.append(Requirement(PROXY, "gives the driver plugin fault rules (faults)"))
     settings = [
-        ("faults", bool(fake.faults)),
         ("bugs", bool(fake.bugs)),
         ("behaviour", bool(fake.behaviour)),
         ("commonSocket", fake.common_socket),
@@ -134,12 +142,13 @@ def _step_requirements(step: Step, first_driver: str) -> list[Requirement]:
     if step.name == "fault":
         plugin = getattr(args, "plugin", None)
         if plugin is not None and targets_first(plugin.driver):
-            found.append(Requirement(FAKE_PLUGIN, f"injects a plugin fault ({where})"))
+            found.append(Requirement(PROXY, f"injects a plugin fault ({where})"))
     elif step.name == "setDeviceHealth" and targets_first(getattr(args, "driver", "")):
         found.append(Requirement(HEALTH, f"uses {where}"))
-        found.append(Requirement(FAKE_PLUGIN, f"tells the driver a device's health ({where})"))
+        reason = f"tells the driver a device's health, which a real driver decides itself ({where})"
+        found.append(Requirement(FAKE_PLUGIN, reason))
     elif step.name == "unblock" and targets_first(getattr(args, "driver", "")):
-        found.append(Requirement(FAKE_PLUGIN, f"releases calls held by a block fault ({where})"))
+        found.append(Requirement(PROXY, f"releases calls held by a block fault ({where})"))
     elif step.name == "expectHealth":
         found.append(Requirement(HEALTH, f"uses {where}"))
     elif step.name == "allocate" and getattr(args, "devices", None):
@@ -161,7 +170,7 @@ def _call_count_requirements(args: object, where: str) -> list[Requirement]:
     if methods:
         shown = ", ".join(methods)
         found.append(
-            Requirement(FAKE_PLUGIN, f"counts {shown} calls, which only the fake plugin journals ({where})")
+            Requirement(PROXY, f"counts {shown} calls, which the fake plugin or the proxy journals ({where})")
         )
     if "NodeWatchResources" in methods:
         found.append(Requirement(HEALTH, f"expects NodeWatchResources calls ({where})"))

@@ -31,4 +31,8 @@ from __future__ import annotations
 from drasim.proxy.proxy import DEFAULT_POLL_INTERVAL, Proxy, ProxyConfig, start_proxy
 from drasim.proxy.rules import FaultRules
 
-__all__ = ["DEFAULT_POLL_INTERVAL", "FaultRules", "Proxy", "ProxyConfig", "start_proxy"]
+PROXY_CAPABILITY = "proxy"
+"""What a driver under test can do with the proxy in front of it (scenario requirements name it):
+plugin fault rules applied on the wire, and a journal of every call the driver serves."""
+
+__all__ = ["DEFAULT_POLL_INTERVAL", "PROXY_CAPABILITY", "FaultRules", "Proxy", "ProxyConfig", "start_proxy"]

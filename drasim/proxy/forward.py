@@ -71,8 +71,21 @@ class Forwarder:
         self._was_ready = False
         self._paused = False  # stopped because the driver's connection ended
         self._callables: dict[str, Any] = {}
-        self.channel = grpc.insecure_channel(f"unix:{upstream}", options=_CHANNEL_OPTIONS)
-        self.channel.subscribe(self._on_state, try_to_connect=mirror_connection)
+        self._state: grpc.ChannelConnectivity | None = None
+        self._watchers: dict[int, Any] = {}
+        self.channel = self._new_channel()
+
+    def _new_channel(self) -> grpc.Channel:
+        channel = grpc.insecure_channel(f"unix:{self.upstream}", options=_CHANNEL_OPTIONS)
+        self._watchers[id(channel)] = watcher = partial(self._on_state, channel)
+        channel.subscribe(watcher, try_to_connect=self.mirror_connection)
+        return channel
+
+    def _unwatch(self, channel: grpc.Channel) -> None:
+        watcher = self._watchers.pop(id(channel), None)
+        if watcher is not None:
+            with contextlib.suppress(ValueError):
+                channel.unsubscribe(watcher)
 
     # ------------------------------------------------------------------ lifecycle
     @property
@@ -103,7 +116,23 @@ class Forwarder:
         return server
 
     def connect(self, timeout: float) -> bool:
-        """Dial the driver now (not after the reconnect backoff); wait up to ``timeout`` for it."""
+        """Dial the driver now (not after the reconnect backoff); wait up to ``timeout`` for it.
+
+        A channel that is not connected is replaced by a new one: a driver that registers
+        again has just created its socket, and the old channel may be waiting out a backoff.
+        """
+        with self._lock:
+            if self._closed:
+                return False
+            old = None
+            if self._state != grpc.ChannelConnectivity.READY:
+                old, self.channel = self.channel, self._new_channel()
+                self._callables = {}
+        if old is not None:
+            self._unwatch(old)
+            threading.Thread(
+                target=_close_channel, args=(old,), name="drasim-proxy-close", daemon=True
+            ).start()
         self._kick()
         try:
             grpc.channel_ready_future(self.channel).result(timeout=timeout)
@@ -130,21 +159,21 @@ class Forwarder:
         with self._lock:
             self._closed = True
             server, self._server = self._server, None
-        with contextlib.suppress(ValueError):
-            self.channel.unsubscribe(self._on_state)
+        self._unwatch(self.channel)
         if server is not None:
             server.stop(0).wait(5)
         if remove:
             with contextlib.suppress(FileNotFoundError):
                 self.listen.unlink()
-        threading.Thread(target=self._close_channel, name="drasim-proxy-close", daemon=True).start()
+        threading.Thread(
+            target=_close_channel, args=(self.channel,), name="drasim-proxy-close", daemon=True
+        ).start()
 
-    def _close_channel(self) -> None:
-        from drasim.plugins.client import close_when_idle
-
-        close_when_idle(self.channel)
-
-    def _on_state(self, state: grpc.ChannelConnectivity) -> None:
+    def _on_state(self, channel: grpc.Channel, state: grpc.ChannelConnectivity) -> None:
+        with self._lock:
+            if channel is not self.channel:
+                return
+            self._state = state
         if not self.mirror_connection:
             return
         ready = state == grpc.ChannelConnectivity.READY
@@ -225,13 +254,13 @@ class Forwarder:
             context.add_callback(future.cancel)
             return bytes(future.result())
         except grpc.RpcError as err:
-            code = err.code() if callable(getattr(err, "code", None)) else grpc.StatusCode.UNKNOWN  # type: ignore[attr-defined]
-            details = err.details() if callable(getattr(err, "details", None)) else str(err)  # type: ignore[attr-defined]
+            code = err.code() if callable(getattr(err, "code", None)) else grpc.StatusCode.UNKNOWN
+            details = err.details() if callable(getattr(err, "details", None)) else str(err)
             raise _Abort(code.name, str(details or "")) from None
         except grpc.FutureCancelledError:
             raise _Abort("CANCELLED", "context canceled") from None
 
-    def _record_unary(
+    def _record_unary(  # noqa: PLR0917 - bound with partial() in unary(), then given the outcome
         self,
         path: str,
         rpc: str,
@@ -254,7 +283,15 @@ class Forwarder:
             response = None if reply is None else {}
         else:
             request_json, response = None, None
-        self.proxy.record(self, path, request_json, response, code, error, time.monotonic() - start)
+        self.proxy.record(
+            self,
+            path,
+            request=request_json,
+            response=response,
+            code=code,
+            error=error,
+            duration=time.monotonic() - start,
+        )
 
     def stream(self, path: str, request: bytes, context: grpc.ServicerContext) -> Iterator[bytes]:
         """Forward one server-streaming call (``NodeWatchResources``); rules apply when it opens."""
@@ -266,7 +303,16 @@ class Forwarder:
         def note(reply: bytes | None, code: str, error: str | None, *, stream: bool = False) -> None:
             response = None if reply is None or api is None else wire.health_json(api, reply)
             extra = {"stream": True} if stream else {}
-            self.proxy.record(self, path, {}, response, code, error, time.monotonic() - start, **extra)
+            self.proxy.record(
+                self,
+                path,
+                request={},
+                response=response,
+                code=code,
+                error=error,
+                duration=time.monotonic() - start,
+                **extra,
+            )
 
         try:
             if rule is not None:
@@ -281,12 +327,18 @@ class Forwarder:
             note(None, go_code_name(grpc.StatusCode[stop.code]), stop.details)
             _abort(context, stop.code, stop.details)
         except grpc.RpcError as err:
-            code = err.code() if callable(getattr(err, "code", None)) else grpc.StatusCode.UNKNOWN  # type: ignore[attr-defined]
-            details = str(err.details() if callable(getattr(err, "details", None)) else err)  # type: ignore[attr-defined]
+            code = err.code() if callable(getattr(err, "code", None)) else grpc.StatusCode.UNKNOWN
+            details = str(err.details() if callable(getattr(err, "details", None)) else err)
             if not opened:
                 note(None, go_code_name(code), details)
             if context.is_active():
                 _abort(context, code.name, details)
+
+
+def _close_channel(channel: grpc.Channel) -> None:
+    from drasim.plugins.client import close_when_idle
+
+    close_when_idle(channel)
 
 
 def _abort(context: grpc.ServicerContext, code: str, details: str) -> NoReturn:
@@ -294,15 +346,16 @@ def _abort(context: grpc.ServicerContext, code: str, details: str) -> NoReturn:
     raise AssertionError("unreachable")  # context.abort raises
 
 
-class _Handler(grpc.GenericRpcHandler):
+class _Handler(grpc.GenericRpcHandler):  # type: ignore[type-arg]
     """Every method of the socket, as bytes."""
 
     def __init__(self, forwarder: Forwarder) -> None:
         self.forwarder = forwarder
 
-    def service(self, handler_call_details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler | None:
-        path = str(handler_call_details.method)  # type: ignore[attr-defined]
+    def service(
+        self, handler_call_details: grpc.HandlerCallDetails
+    ) -> grpc.RpcMethodHandler[bytes, bytes] | None:
+        path = str(handler_call_details.method)
         if path.endswith("/" + wire.WATCH):
             return grpc.unary_stream_rpc_method_handler(partial(self.forwarder.stream, path))
         return grpc.unary_unary_rpc_method_handler(partial(self.forwarder.unary, path))
-

@@ -77,7 +77,8 @@ class Proxy:
         with self._lock:
             if self._thread is not None:
                 return self
-            for directory in (self.config.registry_dir, self.config.driver_registry_dir, self.config.socket_dir):
+            config = self.config
+            for directory in (config.registry_dir, config.driver_registry_dir, config.socket_dir):
                 directory.mkdir(parents=True, exist_ok=True)
             self._stop.clear()
             self.rules.restart()
@@ -197,6 +198,9 @@ class Proxy:
     def crash_driver(self, why: str) -> None:
         """Kill the driver process at once (a ``crash`` rule)."""
         self.crashes += 1
+        self._record(
+            "fault", {"where": "proxy", "driver": self.driver_name, "description": f"killed the driver {why}"}
+        )
         if self.config.kill_driver is not None:
             self.config.kill_driver()
         elif self.config.driver_pid is not None:
@@ -208,6 +212,7 @@ class Proxy:
         self,
         forwarder: Forwarder,
         path: str,
+        *,
         request: Any,
         response: Any,
         code: str,

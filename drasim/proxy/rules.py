@@ -89,9 +89,11 @@ class FaultRules:
             self._cond.notify_all()
             try:
                 self._cond.wait_for(
-                    lambda: self._generation != generation
-                    or self._stopped
-                    or (cancelled is not None and cancelled())
+                    lambda: (
+                        self._generation != generation
+                        or self._stopped
+                        or (cancelled is not None and cancelled())
+                    )
                 )
                 return cancelled is not None and cancelled() and self._generation == generation
             finally:

@@ -47,7 +47,7 @@ def health_api(path: str) -> PluginApi | None:
 
 def request_claims(service: str, data: bytes) -> tuple[ClaimRef, ...]:
     """The claims of a prepare or unprepare request (both messages have ``claims`` as field 1)."""
-    msg = conversion._module(service).NodePrepareResourcesRequest.FromString(data)  # noqa: SLF001
+    msg = conversion._module(service).NodePrepareResourcesRequest.FromString(data)
     return tuple(ClaimRef(namespace=c.namespace, uid=c.uid, name=c.name) for c in msg.claims)
 
 
@@ -63,14 +63,16 @@ def shapes_reply(rule: PluginFault | None) -> bool:
     return rule is not None and bool(rule.error or rule.missing_claim or rule.nil_entry or rule.unknown_uid)
 
 
-def shape_reply(service: str, method: str, data: bytes, claims: tuple[ClaimRef, ...], rule: PluginFault) -> bytes:
+def shape_reply(
+    service: str, method: str, data: bytes, claims: tuple[ClaimRef, ...], rule: PluginFault
+) -> bytes:
     """The driver's reply with ``rule``'s per-claim error, missing or empty entries and extra UID.
 
     A per-claim ``error`` replaces the claim's entry by one that only carries the error
     (the kubelet reads no devices next to an error). Entries are keyed by claim UID. An
     empty entry is written as Go writes a nil one: the key and an empty value.
     """
-    pb = conversion._module(service)  # noqa: SLF001
+    pb = conversion._module(service)
     reply_type = pb.NodePrepareResourcesResponse if method == PREPARE else pb.NodeUnprepareResourcesResponse
     entry_type = pb.NodePrepareResourceResponse if method == PREPARE else pb.NodeUnprepareResourceResponse
     msg = reply_type.FromString(data)

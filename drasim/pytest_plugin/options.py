@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from drasim.conformance import FAKE_PLUGIN, KNOWN_CAPABILITIES, SUITES, check_capability_names, suite_paths
+from drasim.conformance import (
+    FAKE_PLUGIN,
+    KNOWN_CAPABILITIES,
+    PROXY,
+    SUITES,
+    check_capability_names,
+    suite_paths,
+)
 from drasim.errors import ConfigError
 from drasim.pytest_plugin.profile import NAMED_PROFILES, ProfileOverride, load_profile
 from drasim.runner.process import PLACEHOLDERS, render_command
@@ -39,6 +46,13 @@ def add_options(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--drasim-driver-name", metavar="NAME", help="DRA driver name the driver command registers"
+    )
+    group.addoption(
+        "--drasim-no-proxy",
+        action="store_true",
+        default=False,
+        help="let the kubelet reach the driver command directly, without drasim's proxy "
+        "(scenarios with plugin faults are then skipped)",
     )
     group.addoption(
         "--drasim-kubelet-profile",
@@ -120,6 +134,7 @@ class Settings:
 
     driver_cmd: str | None = None
     driver_name: str | None = None
+    proxy: bool = True
     profile: ProfileOverride | None = None
     suite: str | None = None
     suite_dirs: tuple[Path, ...] = ()
@@ -141,7 +156,8 @@ class Settings:
     def capabilities(self) -> frozenset[str]:
         """What the driver under test can do: everything drasim knows for the fake plugin."""
         if self.driver_cmd:
-            return self.declared_capabilities - {FAKE_PLUGIN}
+            proxied = frozenset({PROXY}) if self.proxy else frozenset()
+            return self.declared_capabilities - {FAKE_PLUGIN, PROXY} | proxied
         return self.declared_capabilities | frozenset(KNOWN_CAPABILITIES)
 
     @property
@@ -158,6 +174,7 @@ class Settings:
             time_scale=self.time_scale,
             driver_cmd=self.driver_cmd,
             driver_name=self.driver_name,
+            proxy=self.proxy,
             keep_workspace=self.keep_workspace,
             fsync=self.fsync,
             workspace_dir=self.workspace_dir,
@@ -242,6 +259,7 @@ def resolve(config: pytest.Config) -> Settings:
     return Settings(
         driver_cmd=driver_cmd,
         driver_name=driver_name,
+        proxy=not config.getoption("drasim_no_proxy"),
         profile=profile,
         suite=suite,
         suite_dirs=suite_dirs,

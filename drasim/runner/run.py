@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeVar
 
 from drasim.errors import DrasimError
+from drasim.proxy import PROXY_CAPABILITY
 from drasim.runner.backend_choice import backend_skip_reason
 from drasim.runner.context import StepFailure
 from drasim.runner.drivers import ProcessDriverHandle
@@ -121,6 +122,8 @@ def reproduce_command(scenario: Scenario, options: RunOptions) -> str:
             words += ["--driver-name", options.driver_name]
         for capability in options.capabilities:
             words += ["--capability", capability]
+        if not options.proxy:
+            words.append("--no-proxy")
     for bug in options.bugs:
         words += ["--inject-bug", bug]
     if options.fsync:
@@ -200,12 +203,19 @@ def _ending(err: Exception, index: int | None, step: Step | None) -> _Ending:
     )
 
 
+def driver_capabilities(options: RunOptions) -> tuple[str, ...]:
+    """What the ``driver_cmd`` driver can do: the declared capabilities, and ``proxy`` when the
+    proxy is in front of it (declaring ``proxy`` without the proxy grants nothing)."""
+    declared = tuple(c for c in options.capabilities if c != PROXY_CAPABILITY)
+    return (*declared, PROXY_CAPABILITY) if options.proxy else declared
+
+
 def _skip_reason(
     scenario: Scenario, options: RunOptions, version: str, reason: str, skip: RealDriverSkip | None
 ) -> str:
     """Why the scenario must not run ('' when it may): its kubelet versions, the real driver, the backend."""
     if not reason and options.driver_cmd and skip is not None:
-        reason = skip(scenario, options.capabilities)
+        reason = skip(scenario, driver_capabilities(options))
     if not reason:
         reason = backend_skip_reason(scenario, options.backend, version)
     return reason

@@ -103,6 +103,9 @@ class RunOptions:
     """Create each scenario's tree under this directory (default: /dev/shm when usable, else /tmp)."""
     bugs: tuple[str, ...] = ()
     """Switch these fake-plugin bugs on in every fake driver (to prove scenarios catch them)."""
+    proxy: bool = True
+    """Put drasim's proxy (:mod:`drasim.proxy`) in front of the ``driver_cmd`` driver's sockets:
+    plugin faults on the wire and a journal of the calls it serves (``--no-proxy``: off)."""
     capabilities: tuple[str, ...] = ()
     """What a ``driver_cmd`` driver supports (e.g. ``health``); scenarios needing more are skipped."""
     kubelet_version: str | None = None
@@ -245,6 +248,9 @@ class World:
 
             name = self.options.driver_name or spec.name
             command = CommandDriverSpec(name=name, args=self.options.driver_cmd)
+            if self.options.proxy:
+                faults = [self.plugin_fault(f) for f in spec.fake.faults] if spec.fake is not None else []
+                return self._process_driver(command, proxy_faults=faults)
             return self._process_driver(command)
         if spec.fake is not None:
             fake = spec.fake
@@ -266,7 +272,8 @@ class World:
         assert spec.command is not None
         return self._process_driver(spec.command)
 
-    def _process_driver(self, command: Any) -> DriverHandle:
+    def _process_driver(self, command: Any, proxy_faults: list[PluginFault] | None = None) -> DriverHandle:
+        """A driver process; with ``proxy_faults`` (even empty) behind drasim's proxy."""
         kubeconfig = self._ensure_http()
         values = {
             "node": self.node,
@@ -285,6 +292,18 @@ class World:
                 tails["stderr_tail"] = fields.pop("stderr")
             self.journal.record("plugin-process", action=what, driver=command.name, **fields, **tails)
 
+        if proxy_faults is not None:
+            from drasim.runner.proxied import proxied_driver
+
+            return proxied_driver(
+                command,
+                values,
+                self.workspace,
+                on_event,
+                recorder=self.journal,
+                faults=proxy_faults,
+                time_scale=self.time_scale,
+            )
         return ProcessDriverHandle(command, values, self.workspace.logs_dir, on_event)
 
     def _ensure_http(self) -> Path:

@@ -35,7 +35,9 @@ def _claim(name: str, uid: str, device: str) -> dict[str, Any]:
         "spec": {"devices": {"requests": [{"name": "gpu"}]}},
         "status": {
             "allocation": {
-                "devices": {"results": [{"request": "gpu", "driver": DRIVER, "pool": "node-1", "device": device}]}
+                "devices": {
+                    "results": [{"request": "gpu", "driver": DRIVER, "pool": "node-1", "device": device}]
+                }
             }
         },
     }
@@ -142,9 +144,7 @@ def test_journals_calls_as_the_kubelet_client_does(node: Node) -> None:
 
 def test_notify_registration_status_is_passed_through(node: Node) -> None:
     node.register()
-    node.registration().NotifyRegistrationStatus(
-        reg_pb.RegistrationStatus(plugin_registered=True), timeout=5
-    )
+    node.registration().NotifyRegistrationStatus(reg_pb.RegistrationStatus(plugin_registered=True), timeout=5)
     assert node.driver.registration_status == (True, "")
     [call] = node.journal.rpc_calls("NotifyRegistrationStatus", side="kubelet")
     assert call.request == {"plugin_registered": True}
@@ -163,7 +163,9 @@ def test_v1beta1_is_forwarded_too(node: Node) -> None:
 
 def test_status_code_fault_answers_without_forwarding(node: Node) -> None:
     endpoint = node.register()
-    node.proxy.add_faults([PluginFault(rpc="NodePrepareResources", code="UNAVAILABLE", message="boom", times=1)])
+    node.proxy.add_faults(
+        [PluginFault(rpc="NodePrepareResources", code="UNAVAILABLE", message="boom", times=1)]
+    )
     with pytest.raises(grpc.RpcError) as err:
         _prepare(node.v1(endpoint), "a")
     assert err.value.code() == grpc.StatusCode.UNAVAILABLE
@@ -191,8 +193,12 @@ def test_reply_faults_rewrite_the_drivers_reply(node: Node) -> None:
 
 def test_missing_and_nil_entries(node: Node) -> None:
     endpoint = node.register()
-    node.proxy.add_faults([PluginFault(rpc="NodePrepareResources", claim="default/a", missing_claim=True, times=1)])
-    node.proxy.add_faults([PluginFault(rpc="NodePrepareResources", claim="default/b", nil_entry=True, times=1)])
+    node.proxy.add_faults(
+        [PluginFault(rpc="NodePrepareResources", claim="default/a", missing_claim=True, times=1)]
+    )
+    node.proxy.add_faults(
+        [PluginFault(rpc="NodePrepareResources", claim="default/b", nil_entry=True, times=1)]
+    )
     reply = _prepare(node.v1(endpoint), "a", "b")
     assert "uid-a" not in reply.claims
     assert "uid-b" in reply.claims
