@@ -112,14 +112,20 @@ def check_capability_names(names: Iterable[str]) -> list[str]:
 
 def _fake_spec_requirements(fake: FakeDriverSpec) -> list[Requirement]:
     found: list[Requirement] = []
-    if fake.faults:
-        found.append(Requirement(PROXY, "gives the driver plugin fault rules (faults)"))
+    # What the kubelet sees of the driver on the wire: the proxy presents it.
+    wire = [
+        ("plugin fault rules (faults)", bool(fake.faults)),
+        ("advertised services", list(fake.services) != list(DEFAULT_SERVICES)),
+        ("DRA socket next to its registration socket (commonSocket)", fake.common_socket),
+        ("rolling-update socket names (rollingUpdateUID)", bool(fake.rolling_update_uid)),
+    ]
+    for label, used in wire:
+        if used:
+            found.append(Requirement(PROXY, f"gives the driver {label}"))
+    # The driver's insides: no proxy can make a real driver do these.
     settings = [
         ("bugs", bool(fake.bugs)),
         ("behaviour", bool(fake.behaviour)),
-        ("commonSocket", fake.common_socket),
-        ("rollingUpdateUID", bool(fake.rolling_update_uid)),
-        ("services", list(fake.services) != list(DEFAULT_SERVICES)),
         ("devices (a list of names)", isinstance(fake.devices, list)),
     ]
     for label, used in settings:

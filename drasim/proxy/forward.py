@@ -210,7 +210,8 @@ class Forwarder:
         try:
             if rule is not None:
                 self._before(rule, context)
-            reply = self._forward(path, request, context, detached=rule is not None and rule.block)
+            upstream = self.proxy.upstream_path(path)
+            reply = self._forward(upstream, request, context, detached=rule is not None and rule.block)
             if rule is not None and rule.crash == "after":
                 self.proxy.crash_driver(f"after forwarding {rpc}")
                 raise _Abort("UNAVAILABLE", "drasim proxy: the driver was killed after it answered")

@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from drasim.apiversions import DRA_SERVICES, HEALTH_SERVICES
 from drasim.faults import PluginFault
 from drasim.interfaces import NullRecorder, Recorder, ready_recording
+from drasim.plugins.conversion import method_path
 from drasim.proxy import wire
 from drasim.proxy.forward import Forwarder
 from drasim.proxy.rules import FaultRules
@@ -50,6 +52,18 @@ class ProxyConfig:
     """The driver's process id, SIGKILLed by ``crash`` rules when ``kill_driver`` is not given."""
     driver_name: str = ""
     """The driver name journaled before the driver's GetInfo said it."""
+    advertise: Sequence[str] | None = None
+    """DRA services GetInfo advertises in place of the driver's own (the driver's health services
+    are kept); ``None``: the driver's. A call of a DRA service the driver did not advertise is
+    forwarded to the newest one it did: every DRA version's messages are the same on the wire
+    (v1 adds ``Device.share_id``, which older kubelets do not read)."""
+    registration_socket: str = ""
+    """The file name of the proxy's registration socket; empty: the name of the driver's (with
+    several driver sockets, only the first one in name order is renamed)."""
+    dra_socket: Path | None = None
+    """The path of the proxy's DRA socket; ``None``: ``socket_dir/dra-<hash>.sock`` per driver endpoint.
+    A name in ``registry_dir`` is the "common socket" layout (the DRA socket next to the
+    registration socket)."""
     poll_interval: float = DEFAULT_POLL_INTERVAL
     extra: dict[str, Any] = field(default_factory=dict)
     """Fields added to every journaled call (e.g. ``{"via": "proxy"}``)."""
@@ -67,6 +81,8 @@ class Proxy:
         self._lock = threading.RLock()
         self._registrations: dict[str, tuple[tuple[int, int], Forwarder]] = {}
         self._endpoints: dict[str, Forwarder] = {}
+        self._driver_services: list[str] = []
+        self._paths: dict[str, str] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.crashes = 0
@@ -140,9 +156,12 @@ class Proxy:
                     continue
                 if known is not None:
                     known[1].close()
+                listen = name
+                if self.config.registration_socket and name == min(found):
+                    listen = self.config.registration_socket
                 fw = Forwarder(
                     self,
-                    self.config.registry_dir / name,
+                    self.config.registry_dir / listen,
                     self.config.driver_registry_dir / name,
                     mirror_connection=False,
                 )
@@ -159,11 +178,36 @@ class Proxy:
         info = wire.plugin_info(reply)
         if info.name:
             self.driver_name = info.name
+        offered = list(info.supported_versions)
+        with self._lock:
+            if offered != self._driver_services:
+                self._driver_services = offered
+                self._paths = {}
+        if self.config.advertise is not None:
+            health = [s for s in offered if s in HEALTH_SERVICES]
+            del info.supported_versions[:]
+            info.supported_versions.extend([*self.config.advertise, *health])
         upstream = Path(info.endpoint) if info.endpoint else registration.upstream
         if upstream == registration.upstream:  # the DRA service shares the registration socket
-            return wire.with_endpoint(info, str(registration.listen)) if info.endpoint else reply
+            return wire.with_endpoint(info, str(registration.listen) if info.endpoint else "")
         endpoint = self.endpoint_for(upstream)
         return wire.with_endpoint(info, str(endpoint.listen))
+
+    def upstream_path(self, path: str) -> str:
+        """The method path to call at the driver for the kubelet's ``path``: the same, or the same
+        method of the driver's newest DRA service when the driver did not offer the kubelet's."""
+        found = self._paths.get(path)
+        if found is not None:
+            return found
+        target = path
+        service = wire.dra_service(path)
+        offered = self._driver_services
+        if service is not None and offered and service not in offered:
+            newest = next((s for s in DRA_SERVICES if s in offered), None)
+            if newest is not None:
+                target = method_path(newest, wire.split_method(path)[1])
+        self._paths[path] = target
+        return target
 
     def endpoint_for(self, upstream: Path) -> Forwarder:
         """The proxy's serving DRA socket in front of the driver's ``upstream`` socket."""
@@ -172,7 +216,13 @@ class Proxy:
             fw = self._endpoints.get(key)
             if fw is None:
                 digest = hashlib.sha256(key.encode()).hexdigest()[:8]
-                listen = self.config.socket_dir / f"dra-{digest}.sock"
+                named = self.config.dra_socket
+                taken = named is not None and any(f.listen == named for f in self._endpoints.values())
+                listen = (
+                    named
+                    if named is not None and not taken
+                    else self.config.socket_dir / f"dra-{digest}.sock"
+                )
                 fw = self._endpoints[key] = Forwarder(self, listen, upstream, mirror_connection=True)
         fw.start()
         fw.connect(CONNECT_WAIT)

@@ -18,7 +18,8 @@ from drasim.interfaces import Recorder
 from drasim.proxy import Proxy, ProxyConfig
 from drasim.runner.drivers import ProcessDriverHandle, fake_plugin_rule
 from drasim.runner.workspace import Workspace
-from drasim.scenario.schema import CommandDriverSpec
+from drasim.scenario.common import DEFAULT_SERVICES
+from drasim.scenario.schema import CommandDriverSpec, FakeDriverSpec
 
 
 def driver_registry_dir(workspace: Workspace) -> Path:
@@ -40,6 +41,8 @@ class ProxiedDriverHandle(ProcessDriverHandle):
     faults: Sequence[PluginFault] = ()
     """Rules from the start, as the scenario wrote them (nominal delays)."""
     time_scale: float = 1.0
+    layout: Mapping[str, object] = field(default_factory=dict)
+    """More :class:`ProxyConfig` fields: what the driver advertises and its socket names."""
     proxy: Proxy | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
@@ -56,6 +59,7 @@ class ProxiedDriverHandle(ProcessDriverHandle):
                 kill_driver=self._crash,
                 driver_name=self.name,
                 extra={"via": "proxy"},
+                **self.layout,  # type: ignore[arg-type]
             )
         )
 
@@ -115,9 +119,15 @@ def proxied_driver(
     recorder: Recorder,
     faults: Sequence[PluginFault],
     time_scale: float,
+    fake: FakeDriverSpec | None = None,
 ) -> ProxiedDriverHandle:
-    """A driver process that registers through a proxy (its ``{registrar_dir}`` is the proxy's)."""
+    """A driver process that registers through a proxy (its ``{registrar_dir}`` is the proxy's).
+
+    ``fake`` is the scenario's fake driver the process replaces: the proxy presents its
+    advertised services and socket names (``services``, ``commonSocket``, ``rollingUpdateUID``).
+    """
     values = {**values, "registrar_dir": str(driver_registry_dir(workspace))}
+    layout = _layout(fake, workspace, command.name) if fake is not None else {}
     return ProxiedDriverHandle(
         command,
         values,
@@ -127,4 +137,17 @@ def proxied_driver(
         recorder=recorder,
         faults=faults,
         time_scale=time_scale,
+        layout=layout,
     )
+
+
+def _layout(fake: FakeDriverSpec, workspace: Workspace, name: str) -> dict[str, object]:
+    layout: dict[str, object] = {}
+    if list(fake.services) != list(DEFAULT_SERVICES):
+        layout["advertise"] = list(fake.services)
+    if fake.rolling_update_uid:
+        layout["registration_socket"] = f"{name}-{fake.rolling_update_uid}-reg.sock"
+        layout["dra_socket"] = proxy_socket_dir(workspace) / f"dra-{fake.rolling_update_uid}.sock"
+    if fake.common_socket:
+        layout["dra_socket"] = workspace.registry_dir / f"{name}-dra.sock"
+    return layout

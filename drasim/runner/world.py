@@ -250,7 +250,7 @@ class World:
             command = CommandDriverSpec(name=name, args=self.options.driver_cmd)
             if self.options.proxy:
                 faults = [self.plugin_fault(f) for f in spec.fake.faults] if spec.fake is not None else []
-                return self._process_driver(command, proxy_faults=faults)
+                return self._process_driver(command, proxy_faults=faults, replaces=spec.fake)
             return self._process_driver(command)
         if spec.fake is not None:
             fake = spec.fake
@@ -272,8 +272,11 @@ class World:
         assert spec.command is not None
         return self._process_driver(spec.command)
 
-    def _process_driver(self, command: Any, proxy_faults: list[PluginFault] | None = None) -> DriverHandle:
-        """A driver process; with ``proxy_faults`` (even empty) behind drasim's proxy."""
+    def _process_driver(
+        self, command: Any, proxy_faults: list[PluginFault] | None = None, replaces: Any = None
+    ) -> DriverHandle:
+        """A driver process; with ``proxy_faults`` (even empty) behind drasim's proxy, which
+        presents the fake driver it ``replaces`` (advertised services, socket names)."""
         kubeconfig = self._ensure_http()
         values = {
             "node": self.node,
@@ -303,6 +306,7 @@ class World:
                 recorder=self.journal,
                 faults=proxy_faults,
                 time_scale=self.time_scale,
+                fake=replaces,
             )
         return ProcessDriverHandle(command, values, self.workspace.logs_dir, on_event)
 
