@@ -28,6 +28,7 @@ A scenario may also name capabilities itself with tags ``requires:<capability>``
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -76,6 +77,8 @@ def scenario_requirements(scenario: Scenario) -> list[Requirement]:
         found += _fake_spec_requirements(first.fake)
     for step in walk_steps(scenario.spec.steps):
         found += _step_requirements(step, first_name)
+        if step.name == "expectResourceSlices" and first is not None and first.fake is not None:
+            found += _device_count_requirements(first.fake, step)
     unique: dict[str, Requirement] = {}
     for req in found:
         unique.setdefault(req.capability, req)
@@ -135,6 +138,20 @@ def _fake_spec_requirements(fake: FakeDriverSpec) -> list[Requirement]:
         reason = "the scenario needs a driver that serves the DRAResourceHealth service (health: true)"
         found.append(Requirement(HEALTH, reason))
     return found
+
+
+def _device_count_requirements(fake: FakeDriverSpec, step: Step) -> list[Requirement]:
+    """A fake driver's own device count, counted in its slices: a real driver has its own."""
+    default = next(f.default for f in dataclasses.fields(FakeDriverSpec) if f.name == "devices")
+    if (
+        not isinstance(fake.devices, int)
+        or fake.devices == default
+        or not getattr(step.args, "devices", None)
+    ):
+        return []
+    where = f"{step.name} at {step.location}" if step.file else step.name
+    reason = f"counts the {fake.devices} devices of the fake plugin; a real driver has its own ({where})"
+    return [Requirement(FAKE_PLUGIN, reason)]
 
 
 def _step_requirements(step: Step, first_driver: str) -> list[Requirement]:
