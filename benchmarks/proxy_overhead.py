@@ -19,6 +19,10 @@ The overhead is the difference of the medians. The proxy runs in this process, a
 
 from __future__ import annotations
 
+import os
+
+os.environ.setdefault("GRPC_VERBOSITY", "ERROR")  # before grpc is imported (as benchlib does)
+
 import argparse
 import shutil
 import subprocess
