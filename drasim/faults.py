@@ -83,8 +83,9 @@ class PluginFault:
     """One fault rule for a DRA plugin's gRPC methods.
 
     Rules are checked in the order they were added; the first rule that matches a call
-    and still has uses left applies. The fake plugin applies the rules: a real driver process
-    cannot be told to misbehave, so a scenario with plugin faults is skipped for real drivers.
+    and still has uses left applies. The fake plugin applies the rules, and for a real driver
+    process drasim's proxy applies them on the wire (:mod:`drasim.proxy`); with neither, a
+    scenario with plugin faults is skipped.
     """
 
     driver: str = field(
