@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -63,9 +65,18 @@ def processes() -> Iterator[list[subprocess.Popen[bytes]]]:
         proc.wait()
 
 
+@pytest.fixture
+def short_dir() -> Iterator[Path]:
+    """A short directory: pytest's tmp_path under xdist is too long for unix socket paths."""
+    root = Path(tempfile.mkdtemp(prefix="drasim-pxc-", dir="/tmp"))
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
 def test_a_driver_behind_drasim_proxy(
-    tmp_path: Path, env: dict[str, str], processes: list[subprocess.Popen[bytes]]
+    short_dir: Path, env: dict[str, str], processes: list[subprocess.Popen[bytes]]
 ) -> None:
+    tmp_path = short_dir
     registry, driver_registry, journal = (
         tmp_path / "registry",
         tmp_path / "driver-reg",

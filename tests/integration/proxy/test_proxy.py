@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -101,15 +103,18 @@ class Node:
 
 
 @pytest.fixture
-def node(tmp_path: Path) -> Iterator[Node]:
+def node() -> Iterator[Node]:
+    # A short directory: pytest's tmp_path under xdist is too long for unix socket paths.
+    root = Path(tempfile.mkdtemp(prefix="drasim-px-", dir="/tmp"))
     journal = Journal()
-    n = Node(tmp_path, journal)
+    n = Node(root, journal)
     n.driver.start()
     n.proxy.start()
     try:
         yield n
     finally:
         n.close()
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def _prepare(stub: Any, *names: str, timeout: float = 5) -> Any:
