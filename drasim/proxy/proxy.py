@@ -145,7 +145,7 @@ class Proxy:
                     if stat.S_ISSOCK(st.st_mode):
                         found[entry.name] = (st.st_ino, st.st_mtime_ns)
         with self._lock:
-            if self._stop.is_set() and self._thread is not None:
+            if self._stop.is_set():  # stopped: nothing is served any more
                 return
             for name in [n for n in self._registrations if n not in found]:
                 _, fw = self._registrations.pop(name)
