@@ -74,6 +74,10 @@ PluginCrash = Literal["before", "after"]
 
 PLUGIN_CRASHES: tuple[str, ...] = typing.get_args(PluginCrash)
 
+PROXY_CAPABILITY = "proxy"
+"""The capability (``drasim.conformance``) of a driver whose plugin faults something applies for
+it: the fake plugin itself, or drasim's proxy on a real driver's sockets (:mod:`drasim.proxy`)."""
+
 UNKNOWN_UID = "00000000-0000-0000-0000-00000000dead"
 """The claim UID an ``unknownUID`` fault adds to a reply, unless the rule names its own."""
 

@@ -33,7 +33,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from drasim.proxy import PROXY_CAPABILITY
+from drasim.faults import PROXY_CAPABILITY
 from drasim.scenario.common import DEFAULT_SERVICES
 from drasim.scenario.registry import Step, walk_steps
 from drasim.scenario.schema import FakeDriverSpec, Scenario

@@ -28,11 +28,8 @@ Command line: ``drasim proxy --registry-dir D --driver-registry-dir D2 [--journa
 
 from __future__ import annotations
 
+from drasim.faults import PROXY_CAPABILITY
 from drasim.proxy.proxy import DEFAULT_POLL_INTERVAL, Proxy, ProxyConfig, start_proxy
 from drasim.proxy.rules import FaultRules
-
-PROXY_CAPABILITY = "proxy"
-"""What a driver under test can do with the proxy in front of it (scenario requirements name it):
-plugin fault rules applied on the wire, and a journal of every call the driver serves."""
 
 __all__ = ["DEFAULT_POLL_INTERVAL", "PROXY_CAPABILITY", "FaultRules", "Proxy", "ProxyConfig", "start_proxy"]

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeVar
 
 from drasim.errors import DrasimError
-from drasim.proxy import PROXY_CAPABILITY
+from drasim.faults import PROXY_CAPABILITY
 from drasim.runner.backend_choice import backend_skip_reason
 from drasim.runner.context import StepFailure
 from drasim.runner.drivers import ProcessDriverHandle
