@@ -22,6 +22,7 @@ from drasim._proto.pluginregistration.v1 import api_pb2_grpc as reg_grpc
 from drasim.apiversions import DRA_SERVICES, HEALTH_V1ALPHA1
 from drasim.faults import UNKNOWN_UID, PluginFault
 from drasim.journal import Journal
+from drasim.journal.kinds import KIND_FIELDS
 from drasim.proxy import Proxy, ProxyConfig
 from fake_plugins import FakeDriver, FakeDriverConfig
 
@@ -145,6 +146,8 @@ def test_journals_calls_as_the_kubelet_client_does(node: Node) -> None:
     assert entry["devices"][0]["device_name"] == "gpu-0"
     [info] = node.journal.rpc_calls("GetInfo", side="kubelet")
     assert info.response["endpoint"] == endpoint
+    for event in (call.event, info.event):  # every field drasim's kubelet client journals
+        assert set(KIND_FIELDS["rpc"]) <= set(event)
 
 
 def test_notify_registration_status_is_passed_through(node: Node) -> None:
