@@ -70,6 +70,8 @@ class Forwarder:
         self._closed = False
         self._was_ready = False
         self._paused = False  # stopped because the driver's connection ended
+        self.refusing = False
+        """Set by :meth:`Proxy.refuse`: the socket stays closed, whatever the driver does."""
         self._callables: dict[str, Any] = {}
         self._state: grpc.ChannelConnectivity | None = None
         self._watchers: dict[int, Any] = {}
@@ -95,10 +97,10 @@ class Forwarder:
             return self._server is not None
 
     def start(self) -> None:
-        """Serve on ``listen`` (no-op when serving)."""
+        """Serve on ``listen`` (no-op when serving, or while refusing)."""
         with self._lock:
             self._paused = False
-            if self._server is not None or self._closed:
+            if self._server is not None or self._closed or self.refusing:
                 return
             self._server = self._new_server()
 

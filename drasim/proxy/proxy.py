@@ -245,6 +245,28 @@ class Proxy:
         """How many calls a ``hang`` or ``block`` rule holds now."""
         return self.rules.held()
 
+    def reset_connections(self) -> None:
+        """End every connection to the proxy's DRA sockets (the kubelet sees them reset); new
+        connections are accepted at once."""
+        with self._lock:
+            endpoints = list(self._endpoints.values())
+        for fw in endpoints:
+            if fw.serving:
+                fw.pause()
+                fw.start()
+
+    def refuse(self, refusing: bool = True) -> None:
+        """Close the proxy's DRA sockets and refuse connections until ``refuse(False)``; the driver
+        keeps running and registered, as when its gRPC server alone went away."""
+        with self._lock:
+            endpoints = list(self._endpoints.values())
+        for fw in endpoints:
+            fw.refusing = refusing
+            if refusing:
+                fw.pause()
+            else:
+                fw.start()
+
     def crash_driver(self, why: str) -> None:
         """Kill the driver process at once (a ``crash`` rule)."""
         self.crashes += 1

@@ -270,6 +270,24 @@ def test_the_proxys_dra_socket_follows_the_drivers_connection(node: Node) -> Non
     _prepare(node.v1(endpoint), "a")
 
 
+def test_connections_can_be_reset_and_refused(node: Node) -> None:
+    endpoint = node.register()
+    stub = node.v1(endpoint)
+    _prepare(stub, "a")
+    node.proxy.reset_connections()
+    _prepare(node.v1(endpoint), "a")  # a new connection is accepted at once
+    node.proxy.refuse()
+    with pytest.raises(grpc.RpcError) as err:
+        _prepare(node.v1(endpoint), "a", timeout=2)
+    assert err.value.code() == grpc.StatusCode.UNAVAILABLE
+    node.register()  # a registration does not open a refusing socket
+    with pytest.raises(grpc.RpcError):
+        _prepare(node.v1(endpoint), "a", timeout=2)
+    node.proxy.refuse(False)
+    _prepare(node.v1(endpoint), "a")
+    assert node.driver.running
+
+
 def test_health_stream_is_forwarded_and_journaled(node: Node) -> None:
     endpoint = node.register()
     stub = health_grpc.DRAResourceHealthStub(node._channel(endpoint))
