@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # the runner is imported when a fixture is used, not when pyt
     from drasim.pytest_plugin.harness import ApiServerHarness, DrasimNode, JournalAssertions
     from drasim.report.model import ScenarioResult
     from drasim.runner.drivers import DriverHandle
-    from drasim.runner.world import RunOptions
+    from drasim.runner.options import RunOptions
     from drasim.scenario.schema import Scenario
 
 _NODE_KEYS = {"driver", "drivers", "claims", "objects", "kubelet", "api_server", "tags"}

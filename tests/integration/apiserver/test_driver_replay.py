@@ -57,7 +57,7 @@ class ClientGo:
 
     def send(self, method, path, obj=None, conn=None):
         conn = conn or self.conn
-        headers = {"Accept": ACCEPT, "User-Agent": USER_AGENT}
+        headers = {"Accept": ACCEPT, "User-Agent": USER_AGENT, **self.server.auth_header}
         data = None
         if obj is not None:
             data, headers["Content-Type"] = self.body(obj)

@@ -301,7 +301,7 @@ def test_watch_from_an_expired_resource_version_raises_410(kube_api):
     from drasim.apiserver.store import ObjectStore
 
     with HttpApiServer(ObjectStore(history=1)) as small:
-        api = client.ApiClient(client.Configuration(host=small.url))
+        api = client.ApiClient(client.Configuration(host=small.client_url))
         resource = client.ResourceV1Api(api)
         for _ in range(3):
             resource.create_resource_slice(slice_body())

@@ -217,7 +217,7 @@ def test_delete_preconditions(store):
 def test_delete_with_finalizers_waits_for_their_removal(store):
     rc = rt(store, "resourceclaims")
     created = store.create(
-        rc, V1, claim(metadata={"name": "gpu", "namespace": "default", "finalizers": ["f"]})
+        rc, V1, claim(metadata={"name": "gpu", "namespace": "default", "finalizers": ["example.com/f"]})
     )
     marked = store.delete(rc, V1, "default", "gpu")
     assert marked["metadata"]["deletionTimestamp"]

@@ -23,8 +23,9 @@ from drasim.runner.backends import (
     chosen_backend,
     run_prefix,
 )
+from drasim.runner.options import RunOptions
 from drasim.runner.run import run_scenario
-from drasim.runner.world import RunOptions, open_world
+from drasim.runner.world import open_world
 from drasim.scenario.loader import load_text
 from drasim.scenario.schema import Scenario
 
@@ -70,8 +71,8 @@ def test_a_pinned_scenario_runs_on_its_backend() -> None:
     world = open_world(pinned, RunOptions())
     try:
         world.setup()
-        assert isinstance(world.backend, HttpBackend)
-        assert isinstance(world.kubelet_api, KubeClientCluster)
+        assert isinstance(world.api.backend, HttpBackend)
+        assert isinstance(world.api.kubelet_api, KubeClientCluster)
     finally:
         world.teardown()
     result = run_scenario(pinned, RunOptions(backend="memory"), results=RESULTS)
@@ -115,10 +116,10 @@ def test_http_backend_sends_the_kubelet_through_the_kubernetes_client() -> None:
     world = open_world(PLAIN, RunOptions(backend="http"))
     try:
         world.setup()
-        for api in (world.runner_api, world.kubelet_api, world.driver_api):
+        for api in (world.api.runner_api, world.api.kubelet_api, world.api.driver_api):
             assert isinstance(api, KubeClientCluster)
-        assert world.backend.store is not None
-        world.kubelet_api.get_resource_claim("default", "gpu")
+        assert world.api.backend.store is not None
+        world.api.kubelet_api.get_resource_claim("default", "gpu")
         calls = world.journal.events("api", resource="resourceclaims", verb="get")
         # The HTTP server journals the request under the kubelet's user agent (faults match on it).
         assert calls[-1]["client"] == "kubelet"
