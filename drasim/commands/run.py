@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from drasim.commands.selection import add_suite_argument, scenario_paths
 from drasim.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ def register(subparsers: Any) -> None:
         ),
     )
     parser.add_argument("paths", nargs="*", metavar="PATH", help="scenario files or directories")
+    add_suite_argument(parser)
     parser.add_argument("-k", dest="keyword", default="", metavar="NAME", help="only names containing NAME")
     parser.add_argument(
         "--tag", action="append", default=[], metavar="T", help="only scenarios with this tag (repeatable)"
@@ -205,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
     from drasim.report.json_report import write_json
     from drasim.report.junit import write_junit
     from drasim.report.terminal import TerminalReporter
-    from drasim.scenario import builtin_scenario_dir, load_paths
+    from drasim.scenario import load_paths
     from drasim.scenario.limits import DEFAULT_SCENARIO_TIMEOUT, MAX_TIME_SCALE
     from drasim.timescale import reported_time_scale
 
@@ -233,7 +235,7 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError(f"--workspace-dir: {err}") from None
     options = run_options(args)
     scenarios = select(
-        load_paths(args.paths or [builtin_scenario_dir()]), tags=args.tag, keyword=args.keyword
+        load_paths(scenario_paths(args.paths, args.suite)), tags=args.tag, keyword=args.keyword
     )
     if not scenarios:
         print("drasim run: no scenario matched", file=sys.stderr)
