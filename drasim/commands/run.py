@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from drasim.commands.run_checks import check_run_arguments
 from drasim.commands.selection import add_suite_argument, scenario_paths
 from drasim.errors import ConfigError
 
@@ -211,6 +212,7 @@ def run(args: argparse.Namespace) -> int:
     from drasim.scenario.limits import DEFAULT_SCENARIO_TIMEOUT, MAX_TIME_SCALE
     from drasim.timescale import reported_time_scale
 
+    check_run_arguments(args)
     if args.jobs < 1:
         raise ConfigError(f"-j/--jobs must be at least 1, got {args.jobs}")
     if args.time_scale is not None and not 0 < args.time_scale <= MAX_TIME_SCALE:

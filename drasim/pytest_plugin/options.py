@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from drasim.conformance import FAKE_PLUGIN, KNOWN_CAPABILITIES, SUITES, check_capability_names, suite_paths
+from drasim.conformance.driver_options import driver_command_problem
 from drasim.errors import ConfigError
 from drasim.pytest_plugin.profile import NAMED_PROFILES, ProfileOverride, load_profile
-from drasim.runner.process import PLACEHOLDERS, render_command
+from drasim.runner.process import PLACEHOLDERS
 from drasim.scenario.limits import DEFAULT_SCENARIO_TIMEOUT, MAX_TIME_SCALE
 
 if TYPE_CHECKING:
@@ -335,13 +336,9 @@ def _workspace_dir(value: str | None) -> Path | None:
 
 
 def _check_command(command: str) -> None:
-    dummy = {name: f"<{name}>" for name in PLACEHOLDERS}
-    try:
-        render_command(command, dummy)
-    except ConfigError as err:
-        raise pytest.UsageError(f"--drasim-driver-cmd: {err}") from None
-    except ValueError as err:  # shlex: unbalanced quotes
-        raise pytest.UsageError(f"--drasim-driver-cmd: cannot split {command!r}: {err}") from None
+    problem = driver_command_problem(command, lambda name: f"--drasim-{name}")
+    if problem:
+        raise pytest.UsageError(problem)
 
 
 def _time_scale(value: str) -> float:
