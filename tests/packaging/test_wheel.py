@@ -29,7 +29,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
 #: The install line and the commands of each documented recipe: (document, command).
 RECIPES: list[tuple[str, str]] = [
-    ("README.md", "drasim run"),
     ("README.md", "drasim run --suite conformance --junit out.xml --html out.html"),
     (
         "docs/real-driver.md",
