@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 import sys
 import tempfile
@@ -29,6 +30,17 @@ settings.register_profile(
     ],
 )
 settings.load_profile("drasim-tests")
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto`` (the default in pyproject.toml): half again as many workers as CPUs.
+
+    A third of the suite's wall time is spent waiting on child processes, sockets and scaled
+    kubelet timers rather than computing (docs/performance.md, "drasim's own test suite"), so a
+    worker per CPU leaves CPUs idle. ``PYTEST_XDIST_AUTO_NUM_WORKERS`` or ``-n N`` override it.
+    """
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(2, cpus + cpus // 2)
 
 TESTS = Path(__file__).parent
 

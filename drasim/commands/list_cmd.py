@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import TYPE_CHECKING, Any
 
 from drasim.commands.selection import add_suite_argument, scenario_paths
@@ -48,6 +49,9 @@ def run(args: argparse.Namespace) -> int:
     scenarios = select(
         load_paths(scenario_paths(args.paths, args.suite)), tags=args.tag, keyword=args.keyword
     )
+    if not scenarios:
+        print("drasim list: no scenario matched", file=sys.stderr)
+        return 2
     width = max((len(s.name) for s in scenarios), default=0)
     tag_width = max((len(",".join(s.metadata.tags)) for s in scenarios), default=0)
     for s in sorted(scenarios, key=lambda s: s.name):

@@ -109,7 +109,10 @@ def register(subparsers: Any) -> None:
         help="real seconds each scenario may run before it is stopped and reported as failed at the step "
         "it was on; the run goes on with the next scenario (default 600; 0 = no limit)",
     )
-    parser.add_argument("-v", "--verbose", action="store_true", help="print each scenario as it starts")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="print each scenario as it starts, and all in the table"
+    )
+    parser.add_argument("-q", "--quiet", action="store_true", help="print only failures and the summary line")
     add_backend_arguments(parser)
     parser.set_defaults(func=run)
 
@@ -252,7 +255,7 @@ def run(args: argparse.Namespace) -> int:
         time_scale=reported_time_scale((s.spec.kubelet.time_scale for s in scenarios), options.time_scale),
         extra={"kubeletVersions": ",".join(options.kubelet_versions)} if options.kubelet_versions else {},
     )
-    reporter = TerminalReporter(verbose=args.verbose)
+    reporter = TerminalReporter(verbose=args.verbose, quiet=args.quiet)
     report = _run_all(scenarios, options, args, reporter, RunReport(environment=environment))
     reporter.finish(report)
     for path, write in ((args.junit, write_junit), (args.json, write_json), (args.html, write_html)):

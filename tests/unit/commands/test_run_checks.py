@@ -85,3 +85,16 @@ def test_existing_report_file_is_checked_without_changing_it(
     assert main(["run", *ROUND_TRIP, "--json", str(old), "--junit", str(fresh)]) == 0
     assert old.read_text().startswith("{")
     assert fresh.read_text().startswith("<?xml")
+
+
+def test_quiet_run_prints_only_the_summary_when_green(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", *ROUND_TRIP, "-q"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[-1].startswith("1 passed, 0 failed, 0 skipped in ")
+    assert "PASS" not in out
+
+
+def test_green_run_prints_each_pass_once(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--suite", "conformance", "-k", "round-trip"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("conformance-prepare-unprepare-round-trip") == 1

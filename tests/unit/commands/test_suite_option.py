@@ -45,3 +45,9 @@ def test_unknown_suite_is_bad_input(command: str, capsys: pytest.CaptureFixture[
     err = capsys.readouterr().err
     assert "--suite: unknown suite 'conformanse'; valid suites: conformance, kubelet, all" in err
     assert "Traceback" not in err
+
+
+def test_list_with_no_match_exits_2_as_run_does(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["list", "--tag", "no-such-tag"]) == 2
+    assert "drasim list: no scenario matched" in capsys.readouterr().err
+    assert main(["run", "--tag", "no-such-tag"]) == 2
