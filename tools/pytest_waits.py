@@ -37,7 +37,7 @@ def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object
         _rows.append((item.nodeid, time.monotonic() - wall, _cpu() - cpu))
 
 
-def pytest_sessionfinish(session: pytest.Session) -> None:
+def pytest_sessionfinish() -> None:
     worker = os.environ.get("PYTEST_XDIST_WORKER", "")
     path = os.environ.get("DRASIM_WAITS_OUT", "test-waits.tsv")
     if worker:
