@@ -42,6 +42,7 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     return max(2, cpus + cpus // 2)
 
+
 TESTS = Path(__file__).parent
 
 #: Helper files of the tests, imported by path once, here, under these names. Tests run with
