@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from drasim.commands.run_checks import check_run_arguments
 from drasim.commands.selection import add_suite_argument, scenario_paths
 from drasim.errors import ConfigError
+from drasim.scenario.common import BUG_NAMES
 
 if TYPE_CHECKING:
     from drasim.report import RunReport
@@ -78,7 +79,8 @@ def register(subparsers: Any) -> None:
         action="append",
         default=[],
         metavar="BUG",
-        help="switch a fake-plugin bug on in every fake driver (to see which scenarios catch it)",
+        help="switch a fake-plugin bug on in every fake driver (to see which scenarios catch it): "
+        + ", ".join(BUG_NAMES),
     )
     parser.add_argument(
         "--kubelet-version",
