@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from drasim.commands.run_checks import check_run_arguments
+from drasim.commands.run_reports import finish_run
 from drasim.commands.selection import add_suite_argument, scenario_paths
 from drasim.errors import ConfigError
 from drasim.scenario.common import BUG_NAMES
@@ -209,10 +210,8 @@ def run(args: argparse.Namespace) -> int:
     """Load, filter, run, report."""
     from drasim.commands.list_cmd import select
     from drasim.report import RunEnvironment, RunReport
-    from drasim.report.html import write_html
-    from drasim.report.json_report import write_json
-    from drasim.report.junit import write_junit
     from drasim.report.terminal import TerminalReporter
+    from drasim.runner.run import RunInterrupted
     from drasim.scenario import load_paths
     from drasim.scenario.limits import DEFAULT_SCENARIO_TIMEOUT, MAX_TIME_SCALE
     from drasim.timescale import reported_time_scale
@@ -258,12 +257,13 @@ def run(args: argparse.Namespace) -> int:
         extra={"kubeletVersions": ",".join(options.kubelet_versions)} if options.kubelet_versions else {},
     )
     reporter = TerminalReporter(verbose=args.verbose, quiet=args.quiet)
-    report = _run_all(scenarios, options, args, reporter, RunReport(environment=environment))
-    reporter.finish(report)
-    for path, write in ((args.junit, write_junit), (args.json, write_json), (args.html, write_html)):
-        if path is not None:
-            write(report, path)
-            print(f"wrote {path}")
+    report = RunReport(environment=environment)
+    try:
+        _run_all(scenarios, options, args, reporter, report)
+    except RunInterrupted:
+        finish_run(report, reporter, args)  # the counts and reports of what ran
+        raise
+    finish_run(report, reporter, args)
     return 0 if report.ok else 1
 
 
@@ -276,10 +276,10 @@ def _run_all(
 ) -> RunReport:
     """Run ``scenarios`` into ``report`` (started when it was made): the runner gets the report
     model's result builder and the conformance suite's real-driver skip reasons; SIGTERM
-    interrupts like Ctrl-C."""
+    interrupts like Ctrl-C, and an interrupted run leaves what ran in ``report``."""
     from drasim.conformance import real_driver_skip_reason
     from drasim.report import RESULTS
-    from drasim.runner.run import run_scenarios
+    from drasim.runner.run import RunInterrupted, run_scenarios
 
     started = time.monotonic()
     restore = _interrupt_on_sigterm()
@@ -293,7 +293,10 @@ def _run_all(
             fail_fast=args.fail_fast,
             reporter=reporter,
         )
+    except RunInterrupted as interrupted:
+        report.results = interrupted.results
+        raise
     finally:
         restore()
-    report.duration = time.monotonic() - started
+        report.duration = time.monotonic() - started
     return report

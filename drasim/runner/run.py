@@ -17,6 +17,7 @@ driver crashed or drasim itself hit a bug.
 from __future__ import annotations
 
 import shlex
+import sys
 import threading
 import time
 import traceback
@@ -45,6 +46,15 @@ SIGNAL_POLL_SECONDS = 0.2
 INTERRUPTED = "interrupted (Ctrl-C or SIGTERM): the scenario stopped and its node was torn down"
 
 Status = Literal["passed", "failed", "error", "skipped"]
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM ended :func:`run_scenarios`; ``results`` holds what ran (input order),
+    the scenarios that never started as skipped, so the caller can still report them."""
+
+    def __init__(self, results: list[Any]) -> None:
+        super().__init__()
+        self.results = results
 
 
 class ScenarioRecord(Protocol):
@@ -392,6 +402,13 @@ def run_scenarios(
         # is left running for the interpreter's exit to wait on.
         interruption.interrupt()
         pool.shutdown(wait=True, cancel_futures=True)
-        raise
+        if not isinstance(sys.exc_info()[1], KeyboardInterrupt):
+            raise
+        for i, (scenario, run_options) in enumerate(runs):
+            if done[i] is None:
+                version = run_options.kubelet_version
+                name = matrix_name(scenario.name, version) if version else scenario.name
+                done[i] = skipped(scenario, name, "not run: the run was interrupted")
+        raise RunInterrupted([r for r in done if r is not None]) from None
     pool.shutdown()
     return [r for r in done if r is not None]
