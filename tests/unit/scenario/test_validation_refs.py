@@ -85,3 +85,20 @@ def test_a_pod_name_reused_after_deletion(load_ok: Callable[[str], object], dele
             - startPod: {{name: a, claims: [gpu]}}
         """
     )
+
+
+def test_a_scenario_command_takes_every_driver_cmd_placeholder(load_ok: Callable[[str], object]) -> None:
+    from drasim.runner.process import PLACEHOLDERS
+
+    args = " ".join(f"--{name}={{{name}}}" for name in PLACEHOLDERS)
+    assert {"plugin_dir", "state_dir"} <= set(PLACEHOLDERS)
+    load_ok(
+        f"""\
+        apiVersion: drasim.dev/v1alpha1
+        kind: Scenario
+        metadata: {{name: t, description: d}}
+        spec:
+          driver: {{command: {{name: gpu.example.com, args: "drv {args}"}}}}
+          steps: [{{reconcile: {{}}}}]
+        """
+    )
