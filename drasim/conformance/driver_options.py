@@ -7,7 +7,9 @@ mistake, before anything runs, and both exit 2.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from drasim.conformance.requirements import KNOWN_CAPABILITIES, check_capability_names
 from drasim.errors import ConfigError
@@ -61,3 +63,23 @@ def driver_options_problem(
             f"known capabilities: {', '.join(KNOWN_CAPABILITIES)}"
         )
     return None
+
+
+def anchored_command(command: str, base: Path) -> str:
+    """``command`` with a relative program path (``./bin/driver``, ``bin/driver``) made absolute
+    against ``base``: the directory of the ini file it was written in, or of the command line.
+    A bare program name (looked up on PATH), an absolute path and a template word are kept."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return command  # the command check reports the quoting
+    if not words:
+        return command
+    program = words[0]
+    if "/" not in program or "{" in program or Path(program).is_absolute():
+        return command
+    absolute = shlex.quote(str(base / program))
+    rest = command.lstrip()
+    if rest.startswith(program):
+        return absolute + rest[len(program) :]
+    return shlex.join([str(base / program), *words[1:]])

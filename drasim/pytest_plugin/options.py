@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from drasim.conformance import FAKE_PLUGIN, KNOWN_CAPABILITIES, SUITES, check_capability_names, suite_paths
-from drasim.conformance.driver_options import driver_command_problem
+from drasim.conformance.driver_options import anchored_command, driver_command_problem
 from drasim.errors import ConfigError
 from drasim.pytest_plugin.profile import NAMED_PROFILES, ProfileOverride, load_profile
 from drasim.runner.process import PLACEHOLDERS
@@ -185,10 +185,11 @@ def _value(config: pytest.Config, name: str) -> tuple[str | None, Path]:
 
 def resolve(config: pytest.Config) -> Settings:
     """Read and check every option; raises pytest.UsageError with a clear message."""
-    driver_cmd, _ = _value(config, "drasim_driver_cmd")
+    driver_cmd, driver_base = _value(config, "drasim_driver_cmd")
     driver_name, _ = _value(config, "drasim_driver_name")
     if driver_cmd is not None:
         _check_command(driver_cmd)
+        driver_cmd = anchored_command(driver_cmd, driver_base)  # ./bin/driver: from the ini's directory
     if driver_name is not None and driver_cmd is None:
         raise pytest.UsageError(
             "--drasim-driver-name needs --drasim-driver-cmd (or the drasim_driver_cmd ini key)"
