@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from drasim.commands.run_checks import check_run_arguments
 from drasim.commands.run_reports import finish_run
-from drasim.commands.selection import add_suite_argument, scenario_paths
+from drasim.commands.selection import add_shard_argument, add_suite_argument, parse_shard, scenario_paths
 from drasim.errors import ConfigError
 from drasim.scenario.common import BUG_NAMES
 
@@ -41,6 +41,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("paths", nargs="*", metavar="PATH", help="scenario files or directories")
     add_suite_argument(parser)
+    add_shard_argument(parser)
     parser.add_argument("-k", dest="keyword", default="", metavar="NAME", help="only names containing NAME")
     parser.add_argument(
         "--tag", action="append", default=[], metavar="T", help="only scenarios with this tag (repeatable)"
@@ -217,6 +218,7 @@ def run(args: argparse.Namespace) -> int:
     from drasim.timescale import reported_time_scale
 
     check_run_arguments(args)
+    parse_shard(args.shard)  # bad input before anything runs
     if args.jobs < 1:
         raise ConfigError(f"-j/--jobs must be at least 1, got {args.jobs}")
     if args.time_scale is not None and not 0 < args.time_scale <= MAX_TIME_SCALE:
@@ -292,6 +294,7 @@ def _run_all(
             jobs=args.jobs,
             fail_fast=args.fail_fast,
             reporter=reporter,
+            shard=parse_shard(args.shard),
         )
     except RunInterrupted as interrupted:
         report.results = interrupted.results

@@ -27,3 +27,27 @@ def scenario_paths(paths: list[str], suite: str | None) -> list[Path]:
     if suite is not None:
         chosen += suite_dirs(suite, "--suite")
     return chosen or [builtin_scenario_dir()]
+
+
+def add_shard_argument(parser: argparse.ArgumentParser) -> None:
+    """``--shard K/N``: one of N CI jobs."""
+    parser.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="run only shard K of N (1 <= K <= N): a stable split of the rows (scenario, and kubelet "
+        "version with --kubelet-version) for N parallel CI jobs; the N shards together run every row once",
+    )
+
+
+def parse_shard(text: str | None) -> tuple[int, int] | None:
+    """``"2/4"`` -> ``(2, 4)``; a ConfigError for anything else."""
+    from drasim.errors import ConfigError
+
+    if text is None:
+        return None
+    k, slash, n = text.partition("/")
+    if slash and k.strip().isdigit() and n.strip().isdigit():
+        shard = (int(k), int(n))
+        if 1 <= shard[0] <= shard[1] <= 1000:
+            return shard
+    raise ConfigError(f"--shard: expected K/N with 1 <= K <= N <= 1000 (e.g. 2/4), got {text!r}")

@@ -333,6 +333,14 @@ def _finish(world: World, result: ScenarioRecord) -> None:
         result.journal = world.journal.events()
 
 
+def _row_name(scenario: Scenario, options: RunOptions) -> str:
+    """``name``, or ``name[kubelet-1.34]`` in a version matrix."""
+    from drasim.runner.versions import matrix_name
+
+    version = options.kubelet_version
+    return matrix_name(scenario.name, version) if version else scenario.name
+
+
 def run_scenarios(
     scenarios: Sequence[Scenario],
     options: RunOptions | None = None,
@@ -342,13 +350,20 @@ def run_scenarios(
     jobs: int = 1,
     fail_fast: bool = False,
     reporter: Reporter[R] | None = None,
+    shard: tuple[int, int] | None = None,
 ) -> list[R]:
     """Run many scenarios (``jobs`` at a time; each once per ``options.kubelet_versions``);
-    the results keep the input order."""
-    from drasim.runner.versions import matrix, matrix_name
+    the results keep the input order. ``shard`` ``(K, N)`` runs only the rows of shard K of N
+    (:mod:`drasim.runner.shard`)."""
+    from drasim.runner.shard import in_shard
+    from drasim.runner.versions import matrix
 
     options = options or RunOptions()
-    runs = matrix(list(scenarios), options)
+    runs = [
+        (scenario, run_options)
+        for scenario, run_options in matrix(list(scenarios), options)
+        if in_shard(_row_name(scenario, run_options), shard)
+    ]
     done: list[R | None] = [None] * len(runs)
     stop = threading.Event()
     lock = threading.Lock()
@@ -361,8 +376,7 @@ def run_scenarios(
 
     def one(i: int) -> None:
         scenario, run_options = runs[i]
-        version = run_options.kubelet_version
-        name = matrix_name(scenario.name, version) if version else scenario.name
+        name = _row_name(scenario, run_options)
         if interruption.is_set():
             result = skipped(scenario, name, "not run: the run was interrupted")
         elif stop.is_set():
@@ -406,9 +420,9 @@ def run_scenarios(
             raise
         for i, (scenario, run_options) in enumerate(runs):
             if done[i] is None:
-                version = run_options.kubelet_version
-                name = matrix_name(scenario.name, version) if version else scenario.name
-                done[i] = skipped(scenario, name, "not run: the run was interrupted")
+                done[i] = skipped(
+                    scenario, _row_name(scenario, run_options), "not run: the run was interrupted"
+                )
         raise RunInterrupted([r for r in done if r is not None]) from None
     pool.shutdown()
     return [r for r in done if r is not None]
