@@ -245,7 +245,7 @@ def run_scenario(
     ``real_driver_skip`` is asked (with ``options.driver_cmd``) whether the scenario can run
     against the real driver; without it, every scenario runs.
     """
-    from drasim.runner.versions import matrix_name, resolve_version
+    from drasim.runner.versions import for_kubelet_era, matrix_name, resolve_version
 
     options = options or RunOptions()
     started = time.monotonic()
@@ -257,6 +257,8 @@ def run_scenario(
     if reason:
         result.status, result.skip_reason = "skipped", reason
         return result
+    if options.kubelet_version:
+        scenario = for_kubelet_era(scenario, result.kubelet_version)
     try:
         world = open_world(scenario, options)
     except Exception as err:
