@@ -256,7 +256,10 @@ def run(args: argparse.Namespace) -> int:
         driver=args.driver_cmd or "fake",
         backend=args.backend or ("http" if args.driver_cmd else "memory"),
         time_scale=reported_time_scale((s.spec.kubelet.time_scale for s in scenarios), options.time_scale),
-        extra={"kubeletVersions": ",".join(options.kubelet_versions)} if options.kubelet_versions else {},
+        extra={
+            **({"kubeletVersions": ",".join(options.kubelet_versions)} if options.kubelet_versions else {}),
+            **({"injectedBugs": ",".join(args.inject_bug)} if args.inject_bug else {}),
+        },
     )
     reporter = TerminalReporter(verbose=args.verbose, quiet=args.quiet)
     report = RunReport(environment=environment)

@@ -127,7 +127,8 @@ def report_lines(report: RunReport, *, verbose: bool = False, quiet: bool = Fals
     lines += [
         "",
         f"drasim {report.drasim_version}: driver={env.driver} backend={env.backend} "
-        f"time-scale={_time_scales(report)}",
+        f"time-scale={_time_scales(report)}"
+        + "".join(f" {key}={value}" for key, value in sorted(env.extra.items())),
         summary_line(report),
     ]
     return [printable(line) for line in lines]

@@ -98,3 +98,15 @@ def test_green_run_prints_each_pass_once(capsys: pytest.CaptureFixture[str]) -> 
     assert main(["run", "--suite", "conformance", "-k", "round-trip"]) == 0
     out = capsys.readouterr().out
     assert out.count("conformance-prepare-unprepare-round-trip") == 1
+
+
+def test_report_headers_say_which_bug_was_injected(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    html, js = tmp_path / "r.html", tmp_path / "r.json"
+    main(["run", *ROUND_TRIP, "--inject-bug", "non-idempotent", "--html", str(html), "--json", str(js)])
+    header = [line for line in capsys.readouterr().out.splitlines() if line.startswith("drasim ")]
+    assert header, "no header line"
+    assert header[0].endswith(" injectedBugs=non-idempotent")
+    assert " · injectedBugs non-idempotent</p>" in html.read_text()
+    assert '"injectedBugs": "non-idempotent"' in js.read_text()
