@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from drasim.commands.run_checks import check_run_arguments
+from drasim.commands.run_environment import driver_and_backend
 from drasim.commands.run_reports import finish_run
 from drasim.commands.selection import add_shard_argument, add_suite_argument, parse_shard, scenario_paths
 from drasim.errors import ConfigError
@@ -252,9 +253,10 @@ def run(args: argparse.Namespace) -> int:
         from drasim.runner.preflight import check_cluster
 
         check_cluster(options.kubeconfig, options.context)  # one clear line when it cannot work
+    driver, backend = driver_and_backend(scenarios, args)
     environment = RunEnvironment(
-        driver=args.driver_cmd or "fake",
-        backend=args.backend or ("http" if args.driver_cmd else "memory"),
+        driver=driver,
+        backend=backend,
         time_scale=reported_time_scale((s.spec.kubelet.time_scale for s in scenarios), options.time_scale),
         extra={
             **({"kubeletVersions": ",".join(options.kubelet_versions)} if options.kubelet_versions else {}),

@@ -3,6 +3,7 @@ no report half-written; the pytest plugin gives the same message for the same mi
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -110,3 +111,19 @@ def test_report_headers_say_which_bug_was_injected(
     assert header[0].endswith(" injectedBugs=non-idempotent")
     assert " · injectedBugs non-idempotent</p>" in html.read_text()
     assert '"injectedBugs": "non-idempotent"' in js.read_text()
+
+
+def test_report_header_names_the_backend_a_scenario_pins(tmp_path: Path) -> None:
+    text = (
+        Path(__file__).resolve().parents[3]
+        / "scenarios"
+        / "conformance"
+        / "prepare-unprepare-round-trip.yaml"
+    ).read_text()
+    pinned = tmp_path / "pinned.yaml"
+    pinned.write_text(text.replace("spec:\n", "spec:\n  backend: http\n", 1))
+    js = tmp_path / "r.json"
+    assert main(["run", str(pinned), "-q", "--json", str(js)]) == 0
+    environment = json.loads(js.read_text())["environment"]
+    assert environment["backend"] == "http"
+    assert environment["driver"] == "fake"
