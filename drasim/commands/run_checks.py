@@ -1,8 +1,7 @@
-"""Checks of ``drasim run``'s arguments made before anything runs (bad input: exit 2, no traceback).
-
-The driver options go through the check the pytest plugin uses too
-(:func:`drasim.conformance.driver_options.driver_options_problem`); report paths are tried for
-writing, so an unwritable ``--junit``/``--json``/``--html`` is found at start, not after the run.
+"""Checks of ``drasim run``'s own arguments made before anything runs (bad input: exit 2, no
+traceback): report paths are tried for writing, so an unwritable ``--junit``/``--json``/``--html``
+is found at start, not after the run. (The run options, the driver options among them, are
+checked by the option table for both front ends: :func:`drasim.optiontable.build_run_options`.)
 """
 
 from __future__ import annotations
@@ -18,19 +17,7 @@ REPORT_FLAGS = ("junit", "json", "html")
 
 
 def check_run_arguments(args: argparse.Namespace) -> None:
-    """Raise ConfigError for the first mistake in the driver or report options."""
-    from drasim.conformance.driver_options import driver_options_problem
-
-    problem = driver_options_problem(
-        driver_cmd=args.driver_cmd,
-        driver_name=args.driver_name,
-        capabilities=[c.strip() for item in args.capability for c in item.split(",") if c.strip()],
-        bugs=args.inject_bug,
-        flag=lambda name: f"--{name}",
-        capabilities_need_driver=True,
-    )
-    if problem:
-        raise ConfigError(problem)
+    """Raise ConfigError for the first report path that cannot be written."""
     for name in REPORT_FLAGS:
         path = getattr(args, name, None)
         if path is not None:

@@ -142,12 +142,19 @@ def test_documented_recipes_work_from_an_installed_wheel(tmp_path: Path) -> None
             python,
             "-c",
             "import drasim, drasim.gobuild as g, drasim.scenario as s; "
-            "print(drasim.__file__); print(s.builtin_scenario_dir()); print(g.source_dir())",
+            "print(drasim.__file__); print(s.builtin_scenario_dir()); print(g.source_dir()); "
+            "print(','.join(g.programs()))",
         ],
         work,
         env,
     ).split()
+    *where, shipped_programs = where
     assert all(Path(p).is_relative_to(venv) for p in where), where
+    # Every Go program of the checkout (upstream/cmd/*, with its _overlay files: the file
+    # comparison below) is one the installed drasim can build; none is listed by name.
+    checkout_programs = sorted(p.name for p in (REPO / "upstream" / "cmd").iterdir() if p.is_dir())
+    assert checkout_programs, "no Go program in upstream/cmd"
+    assert shipped_programs.split(",") == checkout_programs
     installed = Path(where[0]).parent / "_data"
     for shipped in ("scenarios", "upstream"):
         expected = {

@@ -1,0 +1,93 @@
+"""The run option table: every RunOptions field is one row, and both front ends read it alike."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+
+import pytest
+
+from drasim.errors import ConfigError
+from drasim.optiontable import OPTIONS, add_arguments, build_run_options
+from drasim.runner.options import RunOptions
+
+INTERNAL = {"kubelet_version"}
+"""Set per run by the version matrix, not by a user."""
+
+
+def test_every_run_option_is_one_row() -> None:
+    fields = [f.name for f in dataclasses.fields(RunOptions)]
+    rows = [option.field for option in OPTIONS]
+    assert sorted(rows) == sorted(set(fields) - INTERNAL)
+
+
+def test_the_cli_flags_come_from_the_table() -> None:
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    flags = {flag for action in parser._actions for flag in action.option_strings} - {"-h", "--help"}
+    assert flags == {option.flag for option in OPTIONS if option.cli}
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("time_scale", "0", " must be a positive number, got '0'"),
+        ("time_scale", "11", " must be at most 10, got '11'"),
+        ("scenario_timeout", "soon", ": expected a number of seconds, got 'soon'"),
+        ("kubelet_versions", "1.2", ": "),
+        ("backend", "etcd", ": 'etcd' is not a valid backend"),
+        ("kubelet_impl", "go", ": unknown kubelet implementation 'go'; known: emulated"),
+    ],
+)
+def test_both_front_ends_give_one_message_naming_their_flag(field: str, value: str, message: str) -> None:
+    option = next(o for o in OPTIONS if o.field == field)
+    for flag in (option.flag, option.pytest_flag):
+        with pytest.raises(ConfigError) as raised:
+            build_run_options({field: value}, flag=lambda o, flag=flag: flag if o is option else o.flag)
+        assert str(raised.value).startswith(flag + message)
+
+
+def test_values_become_run_options() -> None:
+    options = build_run_options(
+        {
+            "time_scale": "0.5",
+            "scenario_timeout": "0",
+            "driver_cmd": "drv --node {node}",  # capabilities describe a driver command
+            "capabilities": ["health,pool", "x"],
+            "fsync": True,
+        },
+        flag=lambda o: o.flag,
+    )
+    assert options == RunOptions(
+        time_scale=0.5,
+        scenario_timeout=None,
+        driver_cmd="drv --node {node}",
+        capabilities=("health", "pool", "x"),
+        fsync=True,
+    )
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"driver_name": "x.example.com"}, "--driver-name needs --driver-cmd"),
+        (
+            {"capabilities": ["health"]},
+            "--capability says what the driver under test can do: it needs --driver-cmd",
+        ),
+        (
+            {"driver_cmd": "drv", "bugs": ["non-idempotent"]},
+            "--inject-bug switches a bug on in drasim's fake plugin, and with --driver-cmd no fake plugin "
+            "runs: the bug would be ignored",
+        ),
+        (
+            {"driver_cmd": "drv", "capabilities": ["Has Space"]},
+            "--capability: invalid capability name 'Has Space'",
+        ),
+    ],
+)
+def test_driver_options_that_contradict_each_other(values: dict[str, object], message: str) -> None:
+    """The one check of the driver options (drasim run and the pytest plugin give its messages)."""
+    with pytest.raises(ConfigError) as caught:
+        build_run_options(values, flag=lambda o: o.flag)
+    assert str(caught.value).startswith(message)
