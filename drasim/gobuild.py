@@ -1,7 +1,7 @@
 """Build drasim's Go programs from published modules, on demand, into a cache.
 
-drasim's Go side is one Go module (``upstream/`` in a checkout; ``<prefix>/share/drasim/upstream``
-when installed from a wheel). Each program is a directory ``cmd/<program>`` in it. The module
+drasim's Go side is one Go module (``upstream/`` in a checkout; ``drasim/_data/upstream``, package
+data, when installed from a wheel). Each program is a directory ``cmd/<program>`` in it. The module
 pins ``k8s.io/kubernetes`` and its staging modules to one release (the *default release*); a
 build for another release copies the module into the cache, re-pins it to that release (the
 staging ``replace`` lines are taken from that release's own go.mod) and lets ``go mod tidy``
@@ -30,7 +30,6 @@ import re
 import shutil
 import subprocess
 import sys
-import sysconfig
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -41,7 +40,6 @@ from drasim.errors import DrasimError
 
 SOURCE_ENV = "DRASIM_GO_SOURCE"
 CACHE_ENV = "DRASIM_GO_CACHE"
-_SHARE = Path("share") / "drasim" / "upstream"
 KUBERNETES = "k8s.io/kubernetes"
 
 # The newest patch of each minor release that the module proxy served when this table was
@@ -116,20 +114,15 @@ def go_problem() -> str | None:
 
 
 def source_dir() -> Path:
-    """The Go module's directory: ``$DRASIM_GO_SOURCE``, the checkout, or the installed data files."""
+    """The Go module's directory: ``$DRASIM_GO_SOURCE``, a wheel's package data, or the checkout's."""
     override = os.environ.get(SOURCE_ENV)
     if override:
         return Path(override)
-    checkout = Path(__file__).resolve().parent.parent / "upstream"
-    candidates = [checkout]
-    data = sysconfig.get_path("data")
-    if data:
-        candidates.append(Path(data) / _SHARE)
-    candidates += [Path(sys.prefix) / _SHARE, Path(sys.base_prefix) / _SHARE]
-    for candidate in candidates:
-        if (candidate / "go.mod").is_file():
-            return candidate
-    return checkout
+    package = Path(__file__).resolve().parent
+    packaged = package / "_data" / "upstream"  # a wheel's copy (see setup.py)
+    if (packaged / "go.mod").is_file():
+        return packaged
+    return package.parent / "upstream"
 
 
 def cache_dir() -> Path:

@@ -23,8 +23,9 @@ from drasim.errors import ConfigError
 from drasim.limits import DEFAULT_SCENARIO_TIMEOUT, MAX_TIME_SCALE
 from drasim.runner.backend_choice import BACKENDS
 from drasim.runner.options import RunOptions
+from drasim.scenario.common import BUG_NAMES
 
-__all__ = ["OPTIONS", "Option", "add_arguments", "add_pytest_options", "build_run_options"]
+__all__ = ["OPTIONS", "Option", "add_arguments", "add_pytest_options", "build_run_options", "capability_name"]
 
 Kind = Literal["value", "flag", "off", "list"]
 Parse = Callable[[str, Path], Any]
@@ -138,6 +139,19 @@ def _bugs(value: str, _base: Path) -> str:
     return value
 
 
+def capability_name(value: str, _base: Path | None = None) -> str:
+    """A declared driver capability (``--capability``; the pytest plugin's ``--drasim-capability``
+    and ``drasim_capabilities`` ini key use it too): lowercase letters, digits, '-' and '.'."""
+    from drasim.conformance.requirements import KNOWN_CAPABILITIES, check_capability_names
+
+    if check_capability_names([value]):
+        raise ConfigError(
+            f": invalid capability name {value!r} (lowercase letters, digits, '-' and '.'); "
+            f"known capabilities: {', '.join(KNOWN_CAPABILITIES)}"
+        )
+    return value
+
+
 def _kubelet_impl(value: str, _base: Path) -> str:
     from drasim.runner.kubelets import KUBELET_IMPLEMENTATIONS
 
@@ -173,6 +187,7 @@ OPTIONS: tuple[Option, ...] = (
         "scenarios needing capabilities the driver lacks are skipped with the reason",
         metavar="CAP",
         kind="list",
+        parse=capability_name,
         pytest=False,  # the pytest plugin checks names against the conformance catalogue (its own option)
     ),
     Option(
@@ -185,7 +200,8 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "bugs",
         "--inject-bug",
-        "switch a fake-plugin bug on in every fake driver (to see which scenarios catch it)",
+        "switch a fake-plugin bug on in every fake driver (to see which scenarios catch it): "
+        + ", ".join(BUG_NAMES),
         metavar="BUG",
         kind="list",
         parse=_bugs,
@@ -316,9 +332,9 @@ def build_run_options(
 
     ``flag`` names an option in messages as its front end spells it; a relative path starts at
     its field's entry in ``bases`` (default: the working directory). A bad value raises
-    ConfigError naming the flag; so do ``--driver-name`` without ``--driver-cmd``,
-    ``--kubeconfig``/``--context`` without ``--backend kubeconfig``, and ``--backend kubeconfig``
-    with no kubeconfig to be found.
+    ConfigError naming the flag; so do the driver options that contradict each other
+    (:func:`_driver_problem`), ``--kubeconfig``/``--context`` without ``--backend kubeconfig``,
+    and ``--backend kubeconfig`` with no kubeconfig to be found.
     """
     fields: dict[str, Any] = {}
     for option in OPTIONS:
@@ -331,8 +347,9 @@ def build_run_options(
             continue
         base = (bases or {}).get(option.field) or Path.cwd()
         fields[option.field] = _parsed(option, value, base, flag)
-    if "driver_name" in fields and "driver_cmd" not in fields:
-        raise ConfigError(f"{flag(_row('driver_name'))} needs {flag(_row('driver_cmd'))}")
+    problem = _driver_problem(fields, lambda field: flag(_row(field)))
+    if problem:
+        raise ConfigError(problem)
     named = {name: flag(_row(name)) for name in ("backend", "kubeconfig", "context")}
     if fields.get("backend") != "kubeconfig":
         if "kubeconfig" in fields or "context" in fields:
@@ -349,6 +366,26 @@ def build_run_options(
                 "($KUBECONFIG is unset, no ~/.kube/config)"
             )
     return RunOptions(**fields)
+
+
+def _driver_problem(fields: Mapping[str, Any], flag: Callable[[str], str]) -> str | None:
+    """The driver options that contradict each other: with a driver command no fake plugin runs
+    (so an injected fake-plugin bug would be ignored); a driver name and capabilities describe the
+    driver command (the pytest plugin's capabilities are its own option: they also describe the
+    fake driver to the conformance catalogue)."""
+    cmd = flag("driver_cmd")
+    if "driver_cmd" in fields:
+        if "bugs" in fields:
+            return (
+                f"{flag('bugs')} switches a bug on in drasim's fake plugin, and with {cmd} no fake "
+                "plugin runs: the bug would be ignored"
+            )
+        return None
+    if "driver_name" in fields:
+        return f"{flag('driver_name')} needs {cmd}"
+    if "capabilities" in fields:
+        return f"{flag('capabilities')} says what the driver under test can do: it needs {cmd}"
+    return None
 
 
 def _parsed(option: Option, value: Any, base: Path, flag: Callable[[Option], str]) -> Any:

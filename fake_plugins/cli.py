@@ -17,6 +17,7 @@ from typing import Any
 
 from drasim.errors import DrasimError
 from drasim.grpc_logging import quiet_grpc_logs
+from fake_plugins.behaviour import BUGS, Behaviour
 from fake_plugins.config import (
     DEFAULT_CDI_DIR,
     DEFAULT_REGISTRY_DIR,
@@ -74,6 +75,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--behaviour", "--behavior", dest="behaviour", default=None, help="faults/bugs YAML or JSON"
+    )
+    parser.add_argument(
+        "--bug",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help=f"switch a bug on (repeatable; added to --behaviour's bugs): {', '.join(BUGS)}",
     )
     parser.add_argument("--journal", default=None, help="append every call as a JSON line to this file")
     parser.add_argument(
@@ -135,9 +143,20 @@ def config_from_args(args: argparse.Namespace) -> FakeDriverConfig:
         config.services.append(HEALTH_V1ALPHA1)
     if args.behaviour:
         config.behaviour = load_behaviour_file(args.behaviour)
+    config.behaviour = _with_bugs(config.behaviour, args.bug)
     if config.publish_slices and not args.kubeconfig:
         raise DrasimError("--publish-slices needs --kubeconfig")
     return config
+
+
+def _with_bugs(behaviour: Behaviour, bugs: Sequence[str]) -> Behaviour:
+    """``behaviour`` with the ``--bug`` names added, checked."""
+    for bug in bugs:
+        if bug not in BUGS:
+            raise DrasimError(f"--bug: unknown bug {bug!r}; valid bugs: {', '.join(BUGS)}")
+        if bug not in behaviour.bugs:
+            behaviour.bugs.append(bug)
+    return behaviour
 
 
 def run(args: argparse.Namespace) -> int:
@@ -191,7 +210,7 @@ def _serve(args: argparse.Namespace, config: FakeDriverConfig) -> int:
     while signal.sigwait(HANDLED_SIGNALS) == signal.SIGHUP:
         if args.behaviour:
             try:
-                driver.set_behaviour(load_behaviour_file(args.behaviour))
+                driver.set_behaviour(_with_bugs(load_behaviour_file(args.behaviour), args.bug))
             except DrasimError as err:
                 print(f"fake_plugins: behaviour not reloaded: {err}", file=sys.stderr, flush=True)
     keeper_stop.set()

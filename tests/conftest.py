@@ -32,6 +32,20 @@ settings.register_profile(
 )
 settings.load_profile("drasim-tests")
 
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto`` (the default in pyproject.toml): one worker per CPU.
+
+    Many tests scale kubelet time down (``timeScale: 0.01`` makes a 45 s deadline 0.45 s of real
+    time), so a worker that waits for a CPU can miss a deadline that is not the code's fault;
+    more workers than CPUs (tried: one and a half per CPU) made those tests flake on a loaded
+    machine, and no quiet-machine measurement showed it faster (docs/performance.md, "drasim's
+    own test suite"). ``PYTEST_XDIST_AUTO_NUM_WORKERS`` or ``-n N`` override it.
+    """
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, cpus)
+
+
 TESTS = Path(__file__).parent
 
 #: Helper files of the tests, imported by path once, here, under these names. Tests run with

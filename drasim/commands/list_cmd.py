@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import TYPE_CHECKING, Any
+
+from drasim.commands.selection import add_suite_argument, scenario_paths
 
 if TYPE_CHECKING:
     from drasim.scenario.schema import Scenario
@@ -17,6 +20,7 @@ def register(subparsers: Any) -> None:
         description="List scenarios. Without PATHS the built-in library is listed.",
     )
     parser.add_argument("paths", nargs="*", metavar="PATH", help="scenario files or directories")
+    add_suite_argument(parser)
     parser.add_argument(
         "--tag",
         action="append",
@@ -40,11 +44,14 @@ def select(scenarios: list[Scenario], *, tags: list[str], keyword: str) -> list[
 
 def run(args: argparse.Namespace) -> int:
     """Print one line per scenario: name, tags, description."""
-    from drasim.scenario import builtin_scenario_dir, load_paths
+    from drasim.scenario import load_paths
 
     scenarios = select(
-        load_paths(args.paths or [builtin_scenario_dir()]), tags=args.tag, keyword=args.keyword
+        load_paths(scenario_paths(args.paths, args.suite)), tags=args.tag, keyword=args.keyword
     )
+    if not scenarios:
+        print("drasim list: no scenario matched", file=sys.stderr)
+        return 2
     width = max((len(s.name) for s in scenarios), default=0)
     tag_width = max((len(",".join(s.metadata.tags)) for s in scenarios), default=0)
     for s in sorted(scenarios, key=lambda s: s.name):

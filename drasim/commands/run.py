@@ -15,6 +15,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from drasim.commands.run_checks import check_run_arguments
+from drasim.commands.run_environment import driver_and_backend
+from drasim.commands.run_reports import finish_run
+from drasim.commands.selection import add_shard_argument, add_suite_argument, parse_shard, scenario_paths
 from drasim.errors import ConfigError
 from drasim.optiontable import add_arguments, build_run_options
 
@@ -36,6 +40,8 @@ def register(subparsers: Any) -> None:
         ),
     )
     parser.add_argument("paths", nargs="*", metavar="PATH", help="scenario files or directories")
+    add_suite_argument(parser)
+    add_shard_argument(parser)
     parser.add_argument("-k", dest="keyword", default="", metavar="NAME", help="only names containing NAME")
     parser.add_argument(
         "--tag", action="append", default=[], metavar="T", help="only scenarios with this tag (repeatable)"
@@ -48,7 +54,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--fail-fast", action="store_true", help="skip the rest after the first failure")
     parser.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="run N scenarios at a time")
     add_arguments(parser)  # the run options (drasim/optiontable.py)
-    parser.add_argument("-v", "--verbose", action="store_true", help="print each scenario as it starts")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="print each scenario as it starts, and all in the table"
+    )
+    parser.add_argument("-q", "--quiet", action="store_true", help="print only failures and the summary line")
     parser.set_defaults(func=run)
 
 
@@ -84,18 +93,18 @@ def run(args: argparse.Namespace) -> int:
     """Load, filter, run, report."""
     from drasim.commands.list_cmd import select
     from drasim.report import RunEnvironment, RunReport
-    from drasim.report.html import write_html
-    from drasim.report.json_report import write_json
-    from drasim.report.junit import write_junit
     from drasim.report.terminal import TerminalReporter
-    from drasim.scenario import builtin_scenario_dir, load_paths
+    from drasim.runner.run import RunInterrupted
+    from drasim.scenario import load_paths
     from drasim.timescale import reported_time_scale
 
+    check_run_arguments(args)
+    parse_shard(args.shard)  # bad input before anything runs
     if args.jobs < 1:
         raise ConfigError(f"-j/--jobs must be at least 1, got {args.jobs}")
     options = run_options(args)
     scenarios = select(
-        load_paths(args.paths or [builtin_scenario_dir()]), tags=args.tag, keyword=args.keyword
+        load_paths(scenario_paths(args.paths, args.suite)), tags=args.tag, keyword=args.keyword
     )
     if not scenarios:
         print("drasim run: no scenario matched", file=sys.stderr)
@@ -104,19 +113,24 @@ def run(args: argparse.Namespace) -> int:
         from drasim.runner.preflight import check_cluster
 
         check_cluster(options.kubeconfig, options.context)  # one clear line when it cannot work
+    driver, backend = driver_and_backend(scenarios, options)
     environment = RunEnvironment(
-        driver=options.driver_cmd or "fake",
-        backend=options.backend or ("http" if options.driver_cmd else "memory"),
+        driver=driver,
+        backend=backend,
         time_scale=reported_time_scale((s.spec.kubelet.time_scale for s in scenarios), options.time_scale),
-        extra={"kubeletVersions": ",".join(options.kubelet_versions)} if options.kubelet_versions else {},
+        extra={
+            **({"kubeletVersions": ",".join(options.kubelet_versions)} if options.kubelet_versions else {}),
+            **({"injectedBugs": ",".join(options.bugs)} if options.bugs else {}),
+        },
     )
-    reporter = TerminalReporter(verbose=args.verbose)
-    report = _run_all(scenarios, options, args, reporter, RunReport(environment=environment))
-    reporter.finish(report)
-    for path, write in ((args.junit, write_junit), (args.json, write_json), (args.html, write_html)):
-        if path is not None:
-            write(report, path)
-            print(f"wrote {path}")
+    reporter = TerminalReporter(verbose=args.verbose, quiet=args.quiet)
+    report = RunReport(environment=environment)
+    try:
+        _run_all(scenarios, options, args, reporter, report)
+    except RunInterrupted:
+        finish_run(report, reporter, args)  # the counts and reports of what ran
+        raise
+    finish_run(report, reporter, args)
     return 0 if report.ok else 1
 
 
@@ -129,10 +143,10 @@ def _run_all(
 ) -> RunReport:
     """Run ``scenarios`` into ``report`` (started when it was made): the runner gets the report
     model's result builder and the conformance suite's real-driver skip reasons; SIGTERM
-    interrupts like Ctrl-C."""
+    interrupts like Ctrl-C, and an interrupted run leaves what ran in ``report``."""
     from drasim.conformance import real_driver_skip_reason
     from drasim.report import RESULTS
-    from drasim.runner.run import run_scenarios
+    from drasim.runner.run import RunInterrupted, run_scenarios
 
     started = time.monotonic()
     restore = _interrupt_on_sigterm()
@@ -145,8 +159,12 @@ def _run_all(
             jobs=args.jobs,
             fail_fast=args.fail_fast,
             reporter=reporter,
+            shard=parse_shard(args.shard),
         )
+    except RunInterrupted as interrupted:
+        report.results = interrupted.results
+        raise
     finally:
         restore()
-    report.duration = time.monotonic() - started
+        report.duration = time.monotonic() - started
     return report

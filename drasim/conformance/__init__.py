@@ -4,6 +4,7 @@ Public API::
 
     SUITES                                   # {"conformance": ..., "kubelet": ..., "all": ...}
     suite_paths(name) -> list[Path]          # directories of a suite in the built-in library
+    suite_dirs(name, flag) -> list[Path]     # the same, checked: ConfigError naming the flag
     load_suite(name) -> list[Scenario]
     scenario_requirements(scenario) -> list[Requirement]
     missing_requirements(scenario, capabilities) -> list[Requirement]
@@ -24,7 +25,7 @@ from drasim.conformance.requirements import (
     scenario_requirements,
     skip_reason,
 )
-from drasim.conformance.suites import SUITES, load_suite, suite_paths
+from drasim.conformance.suites import SUITES, load_suite, suite_dirs, suite_paths
 
 __all__ = [
     "FAKE_PLUGIN",
@@ -39,5 +40,6 @@ __all__ = [
     "real_driver_skip_reason",
     "scenario_requirements",
     "skip_reason",
+    "suite_dirs",
     "suite_paths",
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from drasim.errors import ConfigError
 from drasim.scenario.library import builtin_scenario_dir
 from drasim.scenario.loader import load_paths
 from drasim.scenario.schema import Scenario
@@ -26,3 +27,15 @@ def suite_paths(name: str) -> list[Path]:
 def load_suite(name: str) -> list[Scenario]:
     """Every scenario of suite ``name``."""
     return load_paths(suite_paths(name))
+
+
+def suite_dirs(name: str, flag: str) -> list[Path]:
+    """The existing directories of suite ``name``, or a ConfigError naming ``flag`` and the choices."""
+    try:
+        paths = [p.resolve() for p in suite_paths(name)]
+    except KeyError:
+        raise ConfigError(f"{flag}: unknown suite {name!r}; valid suites: {', '.join(SUITES)}") from None
+    missing = [p for p in paths if not p.is_dir()]
+    if missing:
+        raise ConfigError(f"{flag} {name}: the scenario directory {missing[0]} does not exist")
+    return paths

@@ -12,17 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from drasim.conformance import (
-    FAKE_PLUGIN,
-    KNOWN_CAPABILITIES,
-    PROXY,
-    SUITES,
-    check_capability_names,
-    suite_paths,
-)
+from drasim.conformance import FAKE_PLUGIN, KNOWN_CAPABILITIES, PROXY, SUITES, suite_paths
+from drasim.conformance.driver_options import anchored_command
 from drasim.errors import ConfigError
 from drasim.limits import DEFAULT_SCENARIO_TIMEOUT
-from drasim.optiontable import OPTIONS, add_pytest_options, build_run_options
+from drasim.optiontable import OPTIONS, add_pytest_options, build_run_options, capability_name
 from drasim.pytest_plugin.profile import NAMED_PROFILES, ProfileOverride, load_profile
 
 if TYPE_CHECKING:
@@ -198,6 +192,8 @@ def _run_options(config: pytest.Config) -> RunOptions:
             bases[option.field] = Path(config.invocation_params.dir)
         else:
             values[option.field], bases[option.field] = _value(config, option.dest)
+    if values.get("driver_cmd"):  # ./bin/driver: from the ini file's (or the command line's) directory
+        values["driver_cmd"] = anchored_command(values["driver_cmd"], bases["driver_cmd"])
     try:
         return build_run_options(values, flag=lambda option: option.pytest_flag, bases=bases)
     except ConfigError as err:
@@ -239,13 +235,11 @@ def _report_dir(config: pytest.Config) -> Path | None:
 def _capabilities(config: pytest.Config) -> frozenset[str]:
     declared = [*config.getini("drasim_capabilities"), *config.getoption("drasim_capability")]
     capabilities = [c.strip() for item in declared for c in str(item).split(",") if c.strip()]
-    bad = check_capability_names(capabilities)
-    if bad:
-        raise pytest.UsageError(
-            f"--drasim-capability: invalid capability name {bad[0]!r} "
-            "(lowercase letters, digits, '-' and '.'); "
-            f"known capabilities: {', '.join(KNOWN_CAPABILITIES)}"
-        )
+    try:
+        for name in capabilities:
+            capability_name(name)  # the check of drasim run's --capability
+    except ConfigError as err:
+        raise pytest.UsageError(f"--drasim-capability{err}") from None
     return frozenset(capabilities)
 
 

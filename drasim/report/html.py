@@ -150,6 +150,7 @@ def render_html(report: RunReport, title: str = "drasim report") -> str:
     meta = (
         f"started {report.started_at} · drasim {report.drasim_version} · driver {env.driver} · "
         f"backend {env.backend} · time scale {env.time_scale:g}"
+        + "".join(f" · {key} {value}" for key, value in sorted(env.extra.items()))
     )
     results = failures_first(report.results)
     scenarios = "".join(_scenario_html(i, r) for i, r in enumerate(results, start=1))

@@ -21,6 +21,13 @@ LABELS = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP
 _COLOURS = {"passed": "32", "failed": "31", "error": "31;1", "skipped": "33"}
 TAIL_LINES = 20
 """At most this many driver output lines are shown per failure."""
+NOT_RUN = ("--fail-fast:", "not run:")
+"""Skip reasons of scenarios the run never started (after a failure with --fail-fast, after
+Ctrl-C): counted in one line instead of a line each."""
+
+
+def _not_run(result: ScenarioResult) -> bool:
+    return result.status == "skipped" and result.skip_reason.startswith(NOT_RUN)
 
 
 def use_colour(stream: TextIO) -> bool:
@@ -101,9 +108,18 @@ def _indent(lines: list[str]) -> list[str]:
     return ["  " + line for line in lines]
 
 
-def report_lines(report: RunReport) -> list[str]:
-    """The final part of the terminal report: table, failure details, summary line."""
-    lines = ["", *results_table(report.results)]
+def report_lines(report: RunReport, *, verbose: bool = False, quiet: bool = False) -> list[str]:
+    """The final part of the terminal report: table, failure details, summary line.
+
+    The table lists the scenarios that did not pass (each pass already had its progress line),
+    every scenario with ``verbose``; scenarios never started are one line after it. ``quiet``
+    leaves out the table.
+    """
+    rows = [r for r in report.results if verbose or (r.status != "passed" and not _not_run(r))]
+    lines = ["", *results_table(rows)] if rows and not quiet else []
+    not_run = [r for r in report.results if _not_run(r)]
+    if not_run and not verbose and not quiet:
+        lines += ["", f"{len(not_run)} not run ({not_run[0].skip_reason})"]
     for result in report.results:
         if result.status in ("failed", "error"):
             lines += ["", *failure_lines(result)]
@@ -111,7 +127,8 @@ def report_lines(report: RunReport) -> list[str]:
     lines += [
         "",
         f"drasim {report.drasim_version}: driver={env.driver} backend={env.backend} "
-        f"time-scale={_time_scales(report)}",
+        f"time-scale={_time_scales(report)}"
+        + "".join(f" {key}={value}" for key, value in sorted(env.extra.items())),
         summary_line(report),
     ]
     return [printable(line) for line in lines]
@@ -128,21 +145,26 @@ def _time_scales(report: RunReport) -> str:
     return ", ".join([f"{first:g} ({many} scenarios)", *(f"{scale:g} ({n})" for scale, n in rest)])
 
 
-def render_terminal(report: RunReport, with_progress: bool = True) -> str:
-    """The whole terminal report as plain text (no colour)."""
-    lines = [progress_line(r) for r in report.results] if with_progress else []
-    return "\n".join(lines + report_lines(report)) + "\n"
+def render_terminal(report: RunReport, with_progress: bool = True, *, verbose: bool = False) -> str:
+    """The whole terminal report as plain text (no colour), as :class:`TerminalReporter` streams it."""
+    lines = [progress_line(r) for r in report.results if not _not_run(r)] if with_progress else []
+    return "\n".join(lines + report_lines(report, verbose=verbose)) + "\n"
 
 
 class TerminalReporter:
     """Streams the terminal report to ``stream``; safe to call from several runner threads."""
 
     def __init__(
-        self, stream: TextIO | None = None, colour: bool | None = None, verbose: bool = False
+        self,
+        stream: TextIO | None = None,
+        colour: bool | None = None,
+        verbose: bool = False,
+        quiet: bool = False,
     ) -> None:
         self.stream = stream if stream is not None else sys.stdout
         self.colour = use_colour(self.stream) if colour is None else colour
         self.verbose = verbose
+        self.quiet = quiet  # no progress lines: only failures and the summary
         self._lock = threading.Lock()
 
     def scenario_started(self, name: str, location: str = "") -> None:
@@ -151,7 +173,9 @@ class TerminalReporter:
             self._write(f"RUN  {name}" + (f" ({location})" if location else ""))
 
     def scenario_finished(self, result: ScenarioResult) -> None:
-        """Print the scenario's progress line."""
+        """Print the scenario's progress line (none with ``quiet``, none for a scenario never started)."""
+        if self.quiet or _not_run(result):
+            return
         line = progress_line(result)
         if self.colour:
             label = LABELS[result.status]
@@ -162,7 +186,7 @@ class TerminalReporter:
 
     def finish(self, report: RunReport) -> None:
         """Print the table, the failure details and the summary line."""
-        lines = report_lines(report)
+        lines = report_lines(report, verbose=self.verbose, quiet=self.quiet)
         if self.colour:
             status = "passed" if report.ok else "failed"
             lines[-1] = self._paint(lines[-1], status)

@@ -22,7 +22,7 @@ from drasim.profiles import profile as version_profile
 from drasim.runner.backend_choice import chosen_backend
 from drasim.runner.kubelets import KUBELET_IMPLEMENTATIONS
 from drasim.runner.options import RunOptions
-from drasim.runner.versions import matrix_name, resolve_version
+from drasim.runner.versions import for_kubelet_era, matrix_name, resolve_version
 from drasim.scenario.registry import walk_steps
 from drasim.scenario.schema import ApiServerSpec, CommandDriverSpec, DriverSpec, Scenario
 from drasim.timescale import effective_time_scale
@@ -35,6 +35,8 @@ class RunPlan:
     """What one run of one scenario does, decided before anything starts."""
 
     scenario: Scenario
+    """The scenario as it runs: in a version matrix, its fake drivers advertise what a driver of
+    the row's kubelet era would (:func:`~drasim.runner.versions.for_kubelet_era`)."""
     options: RunOptions
     name: str
     """The result's name: the scenario's, ``<scenario>[kubelet-<version>]`` in a version matrix."""
@@ -94,6 +96,8 @@ def plan_run(scenario: Scenario, options: RunOptions | None = None) -> RunPlan:
         known = ", ".join(KUBELET_IMPLEMENTATIONS)
         raise ConfigError(f"kubelet implementation: unknown {options.kubelet_impl!r} (known: {known})")
     version, skip = resolve_version(scenario, options)
+    if options.kubelet_version:  # a version matrix row: fake drivers of that kubelet's era
+        scenario = for_kubelet_era(scenario, version)
     drivers = list(scenario.spec.all_drivers())
     replacement = None
     if drivers and options.driver_cmd:

@@ -30,17 +30,10 @@ from pathlib import Path
 
 from drasim.errors import ConfigError, DrasimError
 from drasim.runner import reaper
+from drasim.scenario.schema import COMMAND_PLACEHOLDERS
 
-PLACEHOLDERS = (
-    "node",
-    "kubeconfig",
-    "registrar_dir",
-    "plugins_dir",
-    "plugin_dir",
-    "cdi_dir",
-    "state_dir",
-    "driver_name",
-)
+# One table for --driver-cmd, --drasim-driver-cmd and a scenario's spec.driver.command.
+PLACEHOLDERS = COMMAND_PLACEHOLDERS
 
 _ENV_NAMES = {
     "node": "NODE_NAME",

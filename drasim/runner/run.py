@@ -17,6 +17,7 @@ driver crashed or drasim itself hit a bug.
 from __future__ import annotations
 
 import shlex
+import sys
 import threading
 import time
 import traceback
@@ -33,7 +34,7 @@ from drasim.runner.kubeletslot import SimulatedCrash, Unsupported
 from drasim.runner.options import RunOptions
 from drasim.runner.plan import RunPlan, plan_run
 from drasim.runner.session import Interruption, StepSession, describe_step
-from drasim.runner.versions import matrix
+from drasim.runner.versions import matrix, matrix_name
 from drasim.runner.world import World, open_world
 from drasim.scenario.registry import Step
 from drasim.scenario.schema import Scenario
@@ -47,6 +48,15 @@ SIGNAL_POLL_SECONDS = 0.2
 INTERRUPTED = "interrupted (Ctrl-C or SIGTERM): the scenario stopped and its node was torn down"
 
 Status = Literal["passed", "failed", "error", "skipped"]
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM ended :func:`run_scenarios`; ``results`` holds what ran (input order),
+    the scenarios that never started as skipped, so the caller can still report them."""
+
+    def __init__(self, results: list[Any]) -> None:
+        super().__init__()
+        self.results = results
 
 
 class ScenarioRecord(Protocol):
@@ -244,6 +254,7 @@ def run_scenario(  # noqa: C901 - set-up, the timed drive, interruption and tear
     caller made it already (else it is made here from ``scenario`` and ``options``).
     """
     plan = plan or plan_run(scenario, options)
+    scenario = plan.scenario  # as planned: fake drivers of the kubelet version's era
     started = time.monotonic()
     result = _new_result(results, plan, "passed")
     reason = _skip_reason(plan, real_driver_skip)
@@ -326,6 +337,12 @@ def _finish(world: World, result: ScenarioRecord) -> None:
         result.journal = world.journal.events()
 
 
+def _row_name(scenario: Scenario, options: RunOptions) -> str:
+    """``name``, or ``name[kubelet-1.34]`` in a version matrix (as the plan names it)."""
+    version = options.kubelet_version
+    return matrix_name(scenario.name, version) if version else scenario.name
+
+
 def run_scenarios(  # noqa: C901 - the thread pool, fail-fast and Ctrl-C handling belong together
     scenarios: Sequence[Scenario],
     options: RunOptions | None = None,
@@ -335,11 +352,19 @@ def run_scenarios(  # noqa: C901 - the thread pool, fail-fast and Ctrl-C handlin
     jobs: int = 1,
     fail_fast: bool = False,
     reporter: Reporter[R] | None = None,
+    shard: tuple[int, int] | None = None,
 ) -> list[R]:
     """Run many scenarios (``jobs`` at a time; each once per ``options.kubelet_versions``);
-    the results keep the input order."""
+    the results keep the input order. ``shard`` ``(K, N)`` runs only the rows of shard K of N
+    (:mod:`drasim.runner.shard`)."""
+    from drasim.runner.shard import in_shard
+
     options = options or RunOptions()
-    runs = matrix(list(scenarios), options)
+    runs = [
+        (scenario, run_options)
+        for scenario, run_options in matrix(list(scenarios), options)
+        if in_shard(_row_name(scenario, run_options), shard)
+    ]
     done: list[R | None] = [None] * len(runs)
     stop = threading.Event()
     lock = threading.Lock()
@@ -392,6 +417,11 @@ def run_scenarios(  # noqa: C901 - the thread pool, fail-fast and Ctrl-C handlin
         # is left running for the interpreter's exit to wait on.
         interruption.interrupt()
         pool.shutdown(wait=True, cancel_futures=True)
-        raise
+        if not isinstance(sys.exc_info()[1], KeyboardInterrupt):
+            raise
+        for i, (scenario, run_options) in enumerate(runs):
+            if done[i] is None:
+                done[i] = skipped(plan_run(scenario, run_options), "not run: the run was interrupted")
+        raise RunInterrupted([r for r in done if r is not None]) from None
     pool.shutdown()
     return [r for r in done if r is not None]

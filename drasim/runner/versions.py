@@ -17,9 +17,9 @@ from drasim.profiles import VERSIONS, VersionError, allowed_versions, profile
 
 if TYPE_CHECKING:
     from drasim.runner.options import RunOptions
-    from drasim.scenario.schema import Scenario
+    from drasim.scenario.schema import DriverSpec, Scenario
 
-__all__ = ["matrix", "matrix_name", "resolve_version"]
+__all__ = ["for_kubelet_era", "matrix", "matrix_name", "resolve_version"]
 
 
 def matrix_name(name: str, version: str) -> str:
@@ -70,3 +70,36 @@ def matrix(scenarios: list[Scenario], options: RunOptions) -> list[tuple[Scenari
         for scenario in scenarios
         for version in options.kubelet_versions
     ]
+
+
+SEMVER_ERA_SERVICES: tuple[str, ...] = ("1.0.0",)
+"""What a driver written for a kubelet that reads ``supported_versions`` as version numbers (1.31)
+advertised: a version number, not service names (scenarios/kubelet/versions/
+kubelet-1-31-semver-registration.yaml shows that kubelet skipping service names)."""
+
+
+def for_kubelet_era(scenario: Scenario, version: str | None) -> Scenario:
+    """``scenario`` with each fake driver that advertises the default services advertising what a
+    driver of ``version``'s era would: a version number for a kubelet that reads numbers (1.31),
+    which cannot register today's service names. A driver whose services the scenario chose, and
+    a scenario pinned to kubelet versions (``kubeletVersions``), are kept."""
+    from drasim.scenario.common import DEFAULT_SERVICES
+
+    if version is None or scenario.spec.kubelet_versions or profile(version).service_choice != "semver":
+        return scenario  # a scenario pinned to versions chose its drivers for them
+
+    def era(driver: DriverSpec) -> DriverSpec:
+        fake = driver.fake
+        if fake is None or list(fake.services) != list(DEFAULT_SERVICES):
+            return driver
+        return replace(driver, fake=replace(fake, services=list(SEMVER_ERA_SERVICES)))
+
+    spec = scenario.spec
+    return replace(
+        scenario,
+        spec=replace(
+            spec,
+            driver=None if spec.driver is None else era(spec.driver),
+            drivers=[era(d) for d in spec.drivers],
+        ),
+    )

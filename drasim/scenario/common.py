@@ -12,6 +12,7 @@ kubelet profile's ``timeScale`` before really waiting.
 
 from __future__ import annotations
 
+import typing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
@@ -75,6 +76,8 @@ BugName = Literal[
     "double-allocates",
 ]
 """Deliberately broken behaviours of the fake plugin (fake_plugins/), used to prove scenarios catch bugs."""
+BUG_NAMES: tuple[str, ...] = typing.get_args(BugName)
+"""The fake plugin's bug names (``fake_plugins.BUGS`` has the same, with descriptions)."""
 
 if TYPE_CHECKING:
     CrashPoint = str

@@ -91,7 +91,10 @@ class Decoder:
 
     def type_error(self, tp: Any, value: Any, loc: Loc, path: str) -> Any:
         """Record 'expected X, got Y' and return INVALID."""
-        self.problem(loc, path, f"expected {ti.describe(tp)}, got {ti.describe_value(value)}")
+        message = f"expected {ti.describe(tp)}, got {ti.describe_value(value)}"
+        if tp is str and isinstance(value, float):  # 1.35, 1.30 (read as 1.3)
+            message += f"; YAML reads an unquoted {value!r} as a number: quote it ('{value!r}')"
+        self.problem(loc, path, message)
         return INVALID
 
     # -- dispatch -------------------------------------------------------------------------

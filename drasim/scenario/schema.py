@@ -70,7 +70,9 @@ COMMAND_PLACEHOLDERS: tuple[str, ...] = (
     "kubeconfig",
     "registrar_dir",
     "plugins_dir",
+    "plugin_dir",
     "cdi_dir",
+    "state_dir",
     "driver_name",
 )
 
@@ -155,7 +157,8 @@ class FakeDriverSpec:
 @dataclass(frozen=True, kw_only=True)
 class CommandDriverSpec:
     """A real driver started as a process. Arguments may use placeholders the runner fills in:
-    {node} {kubeconfig} {registrar_dir} {plugins_dir} {cdi_dir} {driver_name}."""
+    {node} {kubeconfig} {registrar_dir} {plugins_dir} {plugin_dir} {cdi_dir} {state_dir} {driver_name}
+    (the same as --driver-cmd)."""
 
     name: str = field(metadata=doc("The DRA driver name the process registers."))
     args: list[str] | str = field(metadata=doc("argv, or one string split like a shell would (shlex)."))

@@ -46,7 +46,9 @@ class ScenarioChecker:
         self.scenario = scenario
         self.drivers = [drv.name for drv in scenario.spec.all_drivers()]
         self.pods: dict[str, st.StartPod] = {}
+        self.live_pods: set[str] = set()  # started and not deleted yet, in step order
         self.marks: set[str] = set()
+        self.claims = _claim_names(scenario)
 
     def where(self, obj: object, attr: str | None = None) -> tuple[Any, str]:
         """Location and path of an object, or of one of its fields."""
@@ -207,6 +209,16 @@ class ScenarioChecker:
             )
         if fault.message and fault.code is None:
             self.fail(fault, "message", "'message' goes with 'code'")
+        if fault.claim and self.claims is not None:
+            ref = fault.claim if "/" in fault.claim else f"default/{fault.claim}"
+            if ref not in self.claims:
+                known = ", ".join(sorted(self.claims)) or "none"
+                self.fail(
+                    fault,
+                    "claim",
+                    f"unknown claim {fault.claim!r}: the fault would never fire. "
+                    f"Claims in this scenario: {known}",
+                )
 
     def check_step(self, step: Step) -> None:  # noqa: C901 - one rule per step trait
         """One step: references, exclusive options, nested steps."""
@@ -234,7 +246,15 @@ class ScenarioChecker:
         self.check_expectation(args)
 
     def check_start_pod(self, pod: st.StartPod) -> None:
-        """Pod claims name a claim or a template; containers use the pod's claims."""
+        """A new pod name; pod claims name a claim or a template; containers use the pod's claims."""
+        if pod.name in self.live_pods:
+            self.fail(
+                pod,
+                "name",
+                f"pod {pod.name!r} is already started; delete it first (deletePod, forceDeletePod) "
+                "or give this pod another name",
+            )
+        self.live_pods.add(pod.name)
         names: set[str] = set()
         for claim in pod.claims:
             if isinstance(claim, st.PodClaim):
@@ -301,6 +321,8 @@ class ScenarioChecker:
 
     def check_step_refs(self, args: object) -> None:  # noqa: C901 - one rule per kind of reference
         """Pods, drivers and marks a step refers to must exist."""
+        if isinstance(args, st.DeletePod | st.ForceDeletePod):
+            self.live_pods.discard(args.pod)
         if isinstance(args, _POD_FIELD_STEPS):
             self.check_pod_ref(args, cast("Any", args).pod)  # pod_field steps all have ``pod``
         if isinstance(args, ex.ExpectError) and args.pod:
@@ -431,6 +453,29 @@ class ScenarioChecker:
         problem = api_fault_problem(fault)
         if problem:
             self.fail(fault, None, problem)
+
+
+def _claim_names(scenario: Scenario) -> set[str] | None:
+    """``namespace/name`` of every claim the scenario can have: shorthands, manifests (in
+    ``objects`` and in steps) and claims generated from templates; None when a manifest is
+    not known at load time (so no claim reference can be judged)."""
+    spec = scenario.spec
+    names = {f"{c.namespace}/{c.name}" for c in spec.claims}
+    manifests: list[object] = list(spec.objects)
+    for obj in _walk(spec.steps):
+        if isinstance(obj, st.Create | st.Apply):
+            manifests += obj.objects
+        elif isinstance(obj, st.StartPod):
+            names |= {
+                f"{obj.namespace}/{obj.name}-{c.name}" for c in obj.claims if isinstance(c, st.PodClaim)
+            }
+    for manifest in manifests:
+        if not isinstance(manifest, dict) or "kind" not in manifest:
+            return None
+        meta = manifest.get("metadata")
+        if manifest["kind"] == "ResourceClaim" and isinstance(meta, dict):
+            names.add(f"{meta.get('namespace') or 'default'}/{meta.get('name')}")
+    return names
 
 
 def _walk(value: object) -> Iterator[object]:

@@ -8,6 +8,7 @@ Duplicate keys, which PyYAML silently overwrites, are recorded as problems.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -115,6 +116,13 @@ def _construct_int(loader: LineLoader, node: yaml.ScalarNode) -> Any:
         ) from None
 
 
+# YAML 1.2 (and Kubernetes' YAML reader) read ``1e12`` and ``1.5e3`` as numbers; PyYAML's YAML 1.1
+# rules want a dot and a signed exponent (``1.0e+12``) and would hand a scenario the string '1e12'.
+LineLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$"),
+    list("-+.0123456789"),
+)
 LineLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 LineLoader.add_constructor("tag:yaml.org,2002:map", LineLoader.construct_ymap)
 LineLoader.add_constructor("tag:yaml.org,2002:seq", LineLoader.construct_ylist)

@@ -49,11 +49,21 @@ def test_both_front_ends_give_one_message_naming_their_flag(field: str, value: s
 
 def test_values_become_run_options() -> None:
     options = build_run_options(
-        {"time_scale": "0.5", "scenario_timeout": "0", "capabilities": ["health,pool", "x"], "fsync": True},
+        {
+            "time_scale": "0.5",
+            "scenario_timeout": "0",
+            "driver_cmd": "drv --node {node}",  # capabilities describe a driver command
+            "capabilities": ["health,pool", "x"],
+            "fsync": True,
+        },
         flag=lambda o: o.flag,
     )
     assert options == RunOptions(
-        time_scale=0.5, scenario_timeout=None, capabilities=("health", "pool", "x"), fsync=True
+        time_scale=0.5,
+        scenario_timeout=None,
+        driver_cmd="drv --node {node}",
+        capabilities=("health", "pool", "x"),
+        fsync=True,
     )
 
 
@@ -79,3 +89,29 @@ def test_the_plan_proxies_a_driver_command_unless_told_not_to() -> None:
     assert not direct.proxied
     assert direct.driver_capabilities == ("health",)  # declaring proxy without the proxy grants nothing
     assert not plan_run(scenario, RunOptions()).proxied
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"driver_name": "x.example.com"}, "--driver-name needs --driver-cmd"),
+        (
+            {"capabilities": ["health"]},
+            "--capability says what the driver under test can do: it needs --driver-cmd",
+        ),
+        (
+            {"driver_cmd": "drv", "bugs": ["non-idempotent"]},
+            "--inject-bug switches a bug on in drasim's fake plugin, and with --driver-cmd no fake plugin "
+            "runs: the bug would be ignored",
+        ),
+        (
+            {"driver_cmd": "drv", "capabilities": ["Has Space"]},
+            "--capability: invalid capability name 'Has Space'",
+        ),
+    ],
+)
+def test_driver_options_that_contradict_each_other(values: dict[str, object], message: str) -> None:
+    """The one check of the driver options (drasim run and the pytest plugin give its messages)."""
+    with pytest.raises(ConfigError) as caught:
+        build_run_options(values, flag=lambda o: o.flag)
+    assert str(caught.value).startswith(message)

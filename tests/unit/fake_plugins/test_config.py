@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from drasim.errors import ConfigError
+from drasim.errors import ConfigError, DrasimError
 from drasim.values import ClaimRef
 from fake_plugins import BUGS, Behaviour, FakeDriverConfig, HealthSpec, PluginFault, load_behaviour_file
 from fake_plugins.behaviour import FaultPlan
@@ -211,3 +211,29 @@ def test_cli_devices_take_a_count_or_names():
     assert config_from_args(build_parser().parse_args(["--devices", "3"])).devices == 3
     names = config_from_args(build_parser().parse_args(["--devices", "gpu-a, gpu-b"]))
     assert names.device_names() == ["gpu-a", "gpu-b"]
+
+
+def test_bug_flag_adds_to_the_behaviour_file(tmp_path: Path):
+    path = tmp_path / "b.yaml"
+    path.write_text("bugs: [drops-claim]\n")
+    args = build_parser().parse_args(
+        ["--behaviour", str(path), "--bug", "non-idempotent", "--bug", "drops-claim"]
+    )
+    assert config_from_args(args).behaviour.bugs == ["drops-claim", "non-idempotent"]
+    assert config_from_args(build_parser().parse_args(["--bug", "forgets-state"])).behaviour.bugs == [
+        "forgets-state"
+    ]
+
+
+def test_bug_flag_with_an_unknown_name():
+    with pytest.raises(DrasimError, match=r"--bug: unknown bug 'nope'; valid bugs: non-idempotent, "):
+        config_from_args(build_parser().parse_args(["--bug", "nope"]))
+
+
+def test_run_help_lists_the_bug_names(capsys: pytest.CaptureFixture[str]):
+    from drasim.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert all(bug in help_text for bug in BUGS)

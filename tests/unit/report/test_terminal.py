@@ -45,15 +45,19 @@ def test_streaming_reporter_prints_progress_then_table_failures_and_summary(repo
         "SKIP health-stream (driver does not advertise the health service)",
         "PASS evil <script>alert(1)</script> (0.01s)",
     ]
-    table = lines[6:12]
+    # The table lists what did not pass: each pass already has its progress line.
+    table = lines[6:10]
+    assert lines[10] == ""
     assert table[0].split() == ["STATUS", "SCENARIO", "TIME", "LOCATION"]
-    assert table[2].split() == [
+    assert table[1].split() == [
         "FAIL",
         "unprepare-is-retried",
         "0.50s",
         "scenarios/kubelet/unprepare-retry.yaml:3",
     ]
-    assert table[4].split() == ["SKIP", "health-stream", "0.00s", "scenarios/conformance/health.yaml:1"]
+    assert table[2].split()[:2] == ["ERROR", "driver-crash"]
+    assert table[3].split() == ["SKIP", "health-stream", "0.00s", "scenarios/conformance/health.yaml:1"]
+    assert sum(line.startswith("PASS") for line in lines) == 2  # once each
     # times are right-aligned under the TIME header
     time_end = table[0].index("TIME") + len("TIME")
     assert all(re.search(r"\d\.\d\ds$", line[:time_end]) for line in table[1:])
@@ -170,3 +174,40 @@ spec:
     overridden = run_scenario(scenario, RunOptions(time_scale=0.02), results=RESULTS)
     assert overridden.status == "passed"
     assert overridden.time_scale == 0.02
+
+
+def test_verbose_table_lists_every_scenario(report: RunReport):
+    text = render_terminal(report, with_progress=False, verbose=True)
+    rows = [line.split()[0] for line in text.splitlines()[2:7]]
+    assert rows == ["PASS", "FAIL", "ERROR", "SKIP", "PASS"]
+
+
+def test_quiet_prints_failures_and_the_summary_only(report: RunReport):
+    stream = io.StringIO()
+    reporter = TerminalReporter(stream, colour=False, quiet=True)
+    for result in report.results:
+        reporter.scenario_finished(result)
+    reporter.finish(report)
+    text = stream.getvalue()
+    assert not re.search(r"^(PASS|SKIP|STATUS)", text, re.MULTILINE)
+    assert "___ FAIL unprepare-is-retried" in text
+    assert "___ ERROR driver-crash" in text
+    assert text.endswith("2 passed, 1 failed, 1 skipped, 1 error in 1.25s\n")
+
+
+def test_scenarios_never_started_are_one_line():
+    failed = ScenarioResult(name="first", status="failed")
+    rest = [
+        ScenarioResult(name=f"s{i}", status="skipped", skip_reason="--fail-fast: an earlier scenario failed")
+        for i in range(190)
+    ]
+    report = RunReport(results=[failed, *rest], duration=1.0)
+    stream = io.StringIO()
+    reporter = TerminalReporter(stream, colour=False)
+    for result in report.results:
+        reporter.scenario_finished(result)
+    reporter.finish(report)
+    text = stream.getvalue()
+    assert "SKIP" not in text
+    assert "190 not run (--fail-fast: an earlier scenario failed)" in text
+    assert text == render_terminal(report)

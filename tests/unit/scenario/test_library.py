@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tomllib
 from collections import Counter
 from pathlib import Path
 
@@ -76,14 +75,6 @@ def test_every_fake_bug_is_caught_by_some_scenario(library):
 def test_bug_names_match_the_fake_plugin():
     behaviour = pytest.importorskip("fake_plugins.behaviour")
     assert set(BugName.__args__) == set(behaviour.BUGS)  # type: ignore[attr-defined]
-
-
-def test_every_library_directory_is_installed_as_data_files():
-    config = tomllib.loads((REPO / "pyproject.toml").read_text())
-    data_files = config["tool"]["setuptools"]["data-files"]
-    for directory in sorted({p.parent for p in LIBRARY.rglob("*.yaml")}):
-        rel = directory.relative_to(REPO).as_posix()
-        assert data_files.get(f"share/drasim/{rel}") == [f"{rel}/*.yaml"], rel
 
 
 def test_library_files_satisfy_the_json_schema():

@@ -322,7 +322,7 @@ def test_unknown_command_placeholder(problems):
         """
     assert problems(text) == [
         "s.yaml:6:42: spec.driver.command.args: unknown placeholder {nod}. Valid placeholders: {node}, "
-        "{kubeconfig}, {registrar_dir}, {plugins_dir}, {cdi_dir}, {driver_name}"
+        "{kubeconfig}, {registrar_dir}, {plugins_dir}, {plugin_dir}, {cdi_dir}, {state_dir}, {driver_name}"
     ]
 
 
