@@ -7,9 +7,12 @@ driver does would be worthless.
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
+
 import pytest
 
-from drasim.report.model import RESULTS
+from drasim.report.model import RESULTS, ScenarioResult
 from drasim.runner.options import RunOptions
 from drasim.runner.run import run_scenario
 from drasim.scenario import builtin_scenario_dir, load_paths
@@ -26,6 +29,32 @@ def _explain(result: object) -> str:
     return f"{failure.message}\nstep: {failure.step_text}\n{failure.diff}"
 
 
+# Words of a scenario that times a call on purpose (a delayed, hung or blocked call, or an
+# expected deadline): there a missed deadline is the outcome under test, never load.
+_TIMED = ("delay", "hang", "block", "DeadlineExceeded", "deadline")
+
+
+def _run_passing(scenario: Scenario, options: RunOptions | None = None) -> ScenarioResult:
+    """Run a scenario that must pass; once more, slower, if only CPU starvation failed it.
+
+    At the default time scale the kubelet's 45 s call deadline is 0.45 s of real time, which a
+    prepare can miss when the machine is busy (parallel tests on two cores). A scenario that
+    does not time calls on purpose and failed with DeadlineExceeded is run again at five times
+    the time scale (the same scenario, the same assertions); it must pass then.
+    """
+    options = options or RunOptions()
+    result = run_scenario(scenario, options, results=RESULTS)
+    text = Path(scenario.file).read_text(encoding="utf-8")
+    if (
+        result.status == "failed"
+        and "DeadlineExceeded" in _explain(result)
+        and not any(w in text for w in _TIMED)
+    ):
+        slower = max(5 * scenario.spec.kubelet.time_scale, 0.05)
+        result = run_scenario(scenario, replace(options, time_scale=slower), results=RESULTS)
+    return result
+
+
 def test_library_is_large_enough() -> None:
     names = [s.name for s in LIBRARY]
     assert len(names) >= 40
@@ -36,7 +65,7 @@ def test_library_is_large_enough() -> None:
 
 @pytest.mark.parametrize("scenario", LIBRARY, ids=lambda s: s.name)
 def test_scenario_passes_against_the_fake_plugin(scenario: Scenario) -> None:
-    result = run_scenario(scenario, results=RESULTS)
+    result = _run_passing(scenario)
     assert result.status == "passed", _explain(result)
 
 
@@ -56,5 +85,5 @@ def test_every_bug_is_caught_by_some_scenario() -> None:
 @pytest.mark.parametrize("scenario", LIBRARY, ids=lambda s: s.name)
 def test_scenario_passes_with_the_http_backend(scenario: Scenario) -> None:
     """The kubelet, the runner and the fake drivers all use the kubernetes client over HTTP."""
-    result = run_scenario(scenario, RunOptions(backend="http"), results=RESULTS)
+    result = _run_passing(scenario, RunOptions(backend="http"))
     assert result.status == "passed", _explain(result)
