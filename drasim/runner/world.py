@@ -16,7 +16,7 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from dataclasses import replace as replace_fields
 from pathlib import Path
@@ -40,6 +40,7 @@ from drasim.runner.backends import Backend, chosen_backend, open_backend
 from drasim.runner.drivers import DriverHandle, FakeDriverHandle, ProcessDriverHandle
 from drasim.runner.pods import PodRecord
 from drasim.runner.process import DriverProcessError
+from drasim.runner.republish import republish_deadline
 from drasim.runner.workspace import Workspace, create_workspace
 from drasim.scenario.limits import DEFAULT_SCENARIO_TIMEOUT
 from drasim.scenario.registry import walk_steps
@@ -52,10 +53,6 @@ REGISTRATION_TIMEOUT = 15.0
 CONNECT_TIMEOUT = 5.0
 # How long (real seconds) we wait for a freshly started driver process's ResourceSlices.
 SLICE_TIMEOUT = 10.0
-# How long (real seconds) we wait for a driver process to republish the ResourceSlices the
-# kubelet's start-up wipe deleted: the kubeletplugin helper's slice controller syncs a pool
-# DefaultSyncDelay (30 s, real time) after a slice of it was deleted.
-REPUBLISH_TIMEOUT = 40.0
 NODE_UID_NAMESPACE = uuid.UUID("6ba7b811-9dad-11d1-80b4-00c04fd430c8")
 
 
@@ -473,6 +470,7 @@ class World:
         try:
             if self._wait_for_slices(handle, SLICE_TIMEOUT):
                 handle.publishes_slices = True
+                handle.slices_seen_at = time.monotonic()
         except DriverProcessError:
             if registered:
                 raise
@@ -508,25 +506,30 @@ class World:
             return False
         return True
 
-    def wait_republished_slices(self) -> None:
-        """Before allocating: wait for slices that the kubelet's start-up wipe removed.
+    def wait_republished_slices(self, drivers: Collection[str] | None = None) -> None:
+        """Before a step that needs them: wait for slices that the kubelet's start-up wipe removed.
 
-        A driver process's slice controller republishes them on its own schedule (the
-        kubeletplugin helper: 30 s after the delete), so a kubelet restart does not wait
-        for that; only an allocation that needs the slices does.
+        Only for ``drivers`` (default: every driver). A driver process's slice controller
+        republishes them on its own schedule, so a kubelet restart does not wait for that;
+        the wait lasts as long as the kubeletplugin helper can take (drasim.runner.republish).
         """
         for handle in self.drivers.values():
+            if drivers is not None and handle.name not in drivers:
+                continue
             if isinstance(handle, ProcessDriverHandle) and handle.slices_wiped and handle.running:
                 handle.slices_wiped = False
+                deadline = republish_deadline(handle.slices_seen_at, handle.wiped_at)
+                timeout = max(0.0, deadline - time.monotonic())
                 self.journal.record(
                     "plugin-process",
                     action="waiting-for-slices",
                     driver=handle.name,
                     pid=handle.process.pid,
                     message="the kubelet's start-up wipe deleted this driver's ResourceSlices; "
-                    f"waiting up to {REPUBLISH_TIMEOUT:g}s for the driver to publish them again",
+                    f"waiting up to {timeout:.0f}s for the driver to publish them again",
                 )
-                self._wait_for_slices(handle, REPUBLISH_TIMEOUT)
+                if self._wait_for_slices(handle, timeout):
+                    handle.slices_seen_at = time.monotonic()
 
     def _journal_exit(self, handle: ProcessDriverHandle) -> None:
         """Record that a driver process ended on its own (``plugin-process`` ``exited``), if it did."""
@@ -661,6 +664,7 @@ class World:
                 # The start-up wipe removed its slices; the next allocation waits until its
                 # controller republished them (wait_republished_slices).
                 handle.slices_wiped = True
+                handle.wiped_at = time.monotonic()
         for name, handle in self.drivers.items():
             # A driver process that already exited on its own (not stopped by a step) is
             # waited for too: the wait reports its exit status and output at once, instead

@@ -8,6 +8,7 @@ plus fakes of the kubelet manager and plugin host.
 from __future__ import annotations
 
 import threading
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -102,13 +103,15 @@ class FakeWorld:
         self.runner_api = MemoryCluster(self.store, client="runner")
         self.backend = SimpleNamespace(store=self.store)  # the in-memory backend: drasim's store
         self.drivers = {GPU: SimpleNamespace(name=GPU)}
+        self.republish_waits: list[list[str] | None] = []
         self.start_kubelet()
 
     def namespace(self, namespace: str) -> str:
         return namespace
 
-    def wait_republished_slices(self) -> None:
-        """No driver process: no slices to wait for."""
+    def wait_republished_slices(self, drivers: Collection[str] | None = None) -> None:
+        """No driver process: no slices to wait for; which drivers a step asked for is kept."""
+        self.republish_waits.append(None if drivers is None else sorted(drivers))
 
     def node_name(self, name: str) -> str:
         return name
