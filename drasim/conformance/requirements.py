@@ -14,8 +14,7 @@ Capabilities:
     The driver serves ``v1alpha1.DRAResourceHealth`` (KEP-4680 device health).
 ``fake-plugin``
     drasim's fake plugin features: plugin fault rules, bugs, ``setDeviceHealth``,
-    fake-only driver settings, and counting NodeWatchResources streams (only the fake plugin
-    journals the streams it serves).
+    and fake-only driver settings.
     Never available when a driver command runs in place of the fake plugin.
 
 A scenario may also name capabilities itself with tags ``requires:<capability>``
@@ -40,11 +39,11 @@ KNOWN_CAPABILITIES: dict[str, str] = {
 }
 REQUIRES_TAG = "requires:"
 CAPABILITY_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
-# Calls only the fake plugin's own journal can count. The kubelet side journals GetInfo and
-# NotifyRegistrationStatus itself (drasim.plugins.registration), so those work with any driver.
-_PLUGIN_SIDE_METHODS = {
-    "node_watch_resources": "NodeWatchResources",
-}
+# Calls only the fake plugin's own journal can count: none any more. The kubelet side journals
+# GetInfo and NotifyRegistrationStatus (drasim.plugins.registration) and the NodeWatchResources
+# streams it opens (drasim.plugins.health), so those are counted with any driver.
+_PLUGIN_SIDE_METHODS: dict[str, str] = {}
+_HEALTH_METHODS = {"node_watch_resources": "NodeWatchResources"}
 
 
 @dataclass(frozen=True)
@@ -163,6 +162,10 @@ def _call_count_requirements(args: object, where: str) -> list[Requirement]:
         found.append(
             Requirement(FAKE_PLUGIN, f"counts {shown} calls, which only the fake plugin journals ({where})")
         )
-    if "NodeWatchResources" in methods:
+    calls = getattr(args, "calls", None) or []
+    expects_streams = any(getattr(args, attr, None) is not None for attr in _HEALTH_METHODS) or any(
+        str(getattr(call, "method", "")) in _HEALTH_METHODS.values() for call in calls
+    )
+    if expects_streams:
         found.append(Requirement(HEALTH, f"expects NodeWatchResources calls ({where})"))
     return found
