@@ -59,8 +59,8 @@ def test_conformance_suite_through_pytest(real_driver: Any, repo_env: dict[str, 
         assert f"::{name} - {bug.reason[:40]}" in done.stdout  # the XFAIL line, with its reason
     assert "Traceback" not in done.stdout
 
-    # pytest's JUnit: each scenario's result travels in its properties; with junit_logging
-    # the driver's log and the RPC sequence are the test case's output.
+    # pytest's JUnit: no drasim properties; with junit_logging the driver's log and the RPC
+    # sequence are the test case's output (docs/pytest-plugin.md).
     cases = {c.get("name"): c for c in ET.parse(tmp_path / "pytest-junit.xml").iter("testcase")}
     assert set(exp.conformance_passed) | set(exp.conformance_skipped) | set(bugs) == set(cases)
     for name in exp.conformance_passed:
@@ -69,6 +69,7 @@ def test_conformance_suite_through_pytest(real_driver: Any, repo_env: dict[str, 
         assert real_driver.log_lines[0] in err, name
     for name in bugs:
         assert cases[name].find("skipped") is not None  # pytest's JUnit writes an xfail as skipped
+    assert not [p for c in cases.values() for p in c.iter("property")]
 
     # drasim's own reports from the same run.
     report = json.loads((tmp_path / "out" / "drasim-report.json").read_text())
