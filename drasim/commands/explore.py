@@ -21,7 +21,7 @@ def register(subparsers: Any) -> None:
     """Add the ``explore`` subcommand."""
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "explore",
-        help="generate random scenarios against the fake driver and check kubelet/driver invariants",
+        help="generate random scenarios (the fake driver or a driver command), check invariants",
         description=(
             "Generate random but valid step sequences (pods, shared and template claims, kubelet "
             "restarts and crashes, plugin restarts, injected faults) with hypothesis, run each on a "
@@ -47,6 +47,13 @@ def register(subparsers: Any) -> None:
         metavar="BUG",
         help="switch a fake-plugin bug on (repeatable), to see that exploration finds it",
     )
+    parser.add_argument(
+        "--driver-cmd",
+        metavar="TEMPLATE",
+        help="explore this driver command in place of the fake plugin (placeholders as for drasim run "
+        "--driver-cmd); plugin faults and kubelet restarts are left out, see docs/explore.md",
+    )
+    parser.add_argument("--driver-name", metavar="NAME", help="the DRA driver name --driver-cmd registers")
     parser.add_argument("--no-verify", action="store_true", help="do not replay the written reproducer")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every example's steps")
     parser.add_argument(
@@ -120,6 +127,12 @@ def _check(args: argparse.Namespace) -> None:
         raise ConfigError("--steps must be at least 1")
     if args.time is not None and args.time <= 0:
         raise ConfigError("--time must be a positive number of seconds")
+    if args.driver_cmd is not None and not args.driver_cmd.strip():
+        raise ConfigError("--driver-cmd: empty command")
+    if args.driver_cmd and args.inject_bug:
+        raise ConfigError("--inject-bug switches on bugs of the fake plugin; it cannot go with --driver-cmd")
+    if args.driver_name and not args.driver_cmd:
+        raise ConfigError("--driver-name needs --driver-cmd")
     for bug in args.inject_bug:
         if bug not in BUGS:
             raise ConfigError(f"--inject-bug: unknown bug {bug!r}; known: {', '.join(BUGS)}")
@@ -142,6 +155,8 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         steps=args.steps,
         bugs=tuple(args.inject_bug),
+        driver_cmd=args.driver_cmd,
+        driver_name=args.driver_name,
     )
 
     def show(trace: Trace) -> None:
@@ -158,6 +173,8 @@ def run(args: argparse.Namespace) -> int:
     if progress is not None:
         progress.done()
     bugs = f", bugs: {', '.join(config.bugs)}" if config.bugs else ""
+    if config.driver_cmd:
+        bugs += f", driver: {config.driver_cmd}"
     print(
         f"explored {outcome.examples} example(s) ({outcome.shrink_examples} while shrinking), "
         f"{outcome.steps} steps "
