@@ -79,8 +79,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _add_suite_args(config: pytest.Config, dirs: tuple[Path, ...]) -> None:
-    """Collect the suite: alone when no paths were given, else next to the given paths."""
-    explicit = config.args_source == pytest.Config.ArgsSource.ARGS
+    """Collect the suite: alone when no paths were given, else next to the given paths.
+
+    Paths from the ini file's ``testpaths`` count as given (a driver repository's own
+    ``scenarios/`` next to the suite, as ``drasim init`` configures it).
+    """
+    explicit = config.args_source in (pytest.Config.ArgsSource.ARGS, pytest.Config.ArgsSource.TESTPATHS)
     wanted = [str(d) for d in dirs]
     if not explicit:
         config.args[:] = wanted
