@@ -1,8 +1,8 @@
 """The pytest route with each real driver: ``pytest --drasim-suite conformance --drasim-driver-cmd``.
 
-As a driver author would run it: the driver's known bugs are strict expected failures, marked
-in the driver repository's own conftest.py (what ``drasim init`` writes), so the run passes and
-a fixed bug shows up as XPASS(strict).
+As a driver author would run it: the driver's known bugs are strict expected failures, listed
+in the conftest.py ``drasim init`` writes, so the run passes and a fixed bug shows up as
+XPASS(strict).
 """
 
 from __future__ import annotations
@@ -14,26 +14,18 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-CONFTEST = """
-import pytest
-
-KNOWN_BUGS = {known_bugs!r}
-
-
-def pytest_collection_modifyitems(items):
-    for item in items:
-        if item.name in KNOWN_BUGS:
-            item.add_marker(pytest.mark.xfail(strict=True, reason=KNOWN_BUGS[item.name]))
-"""
+from drasim.commands.init_cmd import CONFTEST
 
 
 def test_conformance_suite_through_pytest(real_driver: Any, repo_env: dict[str, str], tmp_path: Path) -> None:
     """What a driver author types; pytest's own JUnit and drasim's reports both checked."""
     exp = real_driver.expected
     bugs = exp.conformance_bugs()
-    (tmp_path / "conftest.py").write_text(
-        CONFTEST.format(known_bugs={name: bug.reason for name, bug in bugs.items()}), encoding="utf-8"
-    )
+    # drasim init's conftest.py, with the driver's known bugs listed as its author would.
+    known = f"KNOWN_BUGS: dict[str, str] = { ({name: bug.reason for name, bug in bugs.items()})!r}\n"
+    start = CONFTEST.index("KNOWN_BUGS: dict[str, str] = {")
+    end = CONFTEST.index("}\n", start) + 2
+    (tmp_path / "conftest.py").write_text(CONFTEST[:start] + known + CONFTEST[end:], encoding="utf-8")
     done = subprocess.run(
         [
             sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rsxX",
