@@ -22,7 +22,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
-from drasim.scenario.limits import MAX_COUNT, MAX_DURATION, MAX_HTTP_STATUS, doc
+from drasim.limits import MAX_COUNT, MAX_DURATION, MAX_HTTP_STATUS, doc
 
 # ----------------------------------------------------------------------------- plugin faults
 Rpc = Literal[
@@ -199,8 +199,10 @@ def plugin_fault_problem(fault: PluginFault) -> tuple[str, str] | None:
         return "crash", f"expected 'before' or 'after', got '{fault.crash}'"
     for name in ("delay", "times", "after"):
         value = getattr(fault, name)
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
             return name, f"must be >= 0, got {value!r}"
+    if not fault.delay <= MAX_DURATION:
+        return "delay", f"must be at most {MAX_DURATION:g} seconds, got {fault.delay!r}"
     return None
 
 
@@ -321,8 +323,8 @@ def api_fault_problem(fault: ApiFault) -> str | None:  # noqa: PLR0911 - one ret
         return f"fault resource: {fault.resource!r} is not served; valid resources: {valid}"
     if fault.code and fault.code not in API_FAULT_CODES:
         return f"fault code: {fault.code!r} is not supported; valid codes: {list(API_FAULT_CODES)}"
-    if fault.delay < 0:
-        return f"fault latency: must be >= 0 seconds, got {fault.delay}"
+    if not 0 <= fault.delay <= MAX_DURATION:  # NaN fails too
+        return f"fault latency: must be >= 0 and at most {MAX_DURATION:g} seconds, got {fault.delay}"
     if fault.times < 0:
         return f"fault times: must be >= 0 (0: every matching request), got {fault.times}"
     if not fault.effective:

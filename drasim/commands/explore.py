@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from drasim.errors import ConfigError
 
 if TYPE_CHECKING:
-    from drasim.explore.engine import ExploreOutcome
+    from drasim.explore.engine import ExploreConfig, ExploreOutcome
 
 
 def register(subparsers: Any) -> None:
@@ -138,6 +138,24 @@ def _check(args: argparse.Namespace) -> None:
             raise ConfigError(f"--inject-bug: unknown bug {bug!r}; known: {', '.join(BUGS)}")
 
 
+def _labels(config: ExploreConfig) -> str:
+    """``, bugs: ...`` and ``, driver: ...`` for what was explored (empty for the plain fake plugin)."""
+    bugs = f", bugs: {', '.join(config.bugs)}" if config.bugs else ""
+    if config.driver_cmd:
+        bugs += f", driver: {config.driver_cmd}"
+    return bugs
+
+
+def _summary(config: ExploreConfig, outcome: ExploreOutcome) -> str:
+    """The one-line account of an exploration: examples, steps, time, seed, bugs, driver."""
+    return (
+        f"explored {outcome.examples} example(s) ({outcome.shrink_examples} while shrinking), "
+        f"{outcome.steps} steps "
+        f"({outcome.failed_operations} operations failed as injected) in {outcome.duration:.1f}s "
+        f"(seed {config.seed}{_labels(config)})" + ("; stopped: time is up" if outcome.timed_out else "")
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     """Explore, print a summary, write a reproducer on failure."""
     try:
@@ -172,15 +190,7 @@ def run(args: argparse.Namespace) -> int:
     )
     if progress is not None:
         progress.done()
-    bugs = f", bugs: {', '.join(config.bugs)}" if config.bugs else ""
-    if config.driver_cmd:
-        bugs += f", driver: {config.driver_cmd}"
-    print(
-        f"explored {outcome.examples} example(s) ({outcome.shrink_examples} while shrinking), "
-        f"{outcome.steps} steps "
-        f"({outcome.failed_operations} operations failed as injected) in {outcome.duration:.1f}s "
-        f"(seed {config.seed}{bugs})" + ("; stopped: time is up" if outcome.timed_out else "")
-    )
+    print(_summary(config, outcome))
     failure = outcome.failure
     if failure is None or failure.violation is None:
         print("no invariant was violated")
@@ -198,7 +208,8 @@ def run(args: argparse.Namespace) -> int:
     repro = write_reproducer(failure, args.out, config, verify=not args.no_verify)
     print(f"reproducer: {repro.path}")
     if repro.fails_with_bugs is not None:
-        print(f"  replayed{bugs or ''}: {'fails' if repro.fails_with_bugs else 'PASSES (not reproduced)'}")
+        verdict = "fails" if repro.fails_with_bugs else "PASSES (not reproduced)"
+        print(f"  replayed{_labels(config)}: {verdict}")
     if repro.passes_without_bugs is not None:
         print(f"  replayed without bugs: {'passes' if repro.passes_without_bugs else 'FAILS'}")
     sys.stdout.flush()

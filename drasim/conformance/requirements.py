@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from drasim.scenario.common import DEFAULT_SERVICES
-from drasim.scenario.registry import Step, walk_steps
+from drasim.scenario.registry import STEP_TYPES, Step, walk_steps
 from drasim.scenario.schema import FakeDriverSpec, Scenario
 
 HEALTH = "health"
@@ -130,17 +130,12 @@ def _step_requirements(step: Step, first_driver: str) -> list[Requirement]:
     def targets_first(driver: str) -> bool:
         return not driver or driver == first_driver
 
+    if targets_first(getattr(args, "driver", "")):  # the step's declared needs (@step(needs=...))
+        found += [Requirement(cap, reason.format(where=where)) for cap, reason in STEP_TYPES[step.name].needs]
     if step.name == "fault":
         plugin = getattr(args, "plugin", None)
         if plugin is not None and targets_first(plugin.driver):
             found.append(Requirement(FAKE_PLUGIN, f"injects a plugin fault ({where})"))
-    elif step.name == "setDeviceHealth" and targets_first(getattr(args, "driver", "")):
-        found.append(Requirement(HEALTH, f"uses {where}"))
-        found.append(Requirement(FAKE_PLUGIN, f"tells the driver a device's health ({where})"))
-    elif step.name == "unblock" and targets_first(getattr(args, "driver", "")):
-        found.append(Requirement(FAKE_PLUGIN, f"releases calls held by a block fault ({where})"))
-    elif step.name == "expectHealth":
-        found.append(Requirement(HEALTH, f"uses {where}"))
     elif step.name == "allocate" and getattr(args, "devices", None):
         names = ", ".join(str(getattr(d, "device", d)) for d in args.devices)  # type: ignore[attr-defined]
         reason = f"allocates the fake plugin's devices by name: {names} ({where})"

@@ -60,7 +60,7 @@ class StepGenerator:
     faults_added: bool = False
 
     def __post_init__(self) -> None:
-        self.real_driver = isinstance(self.world.driver(), ProcessDriverHandle)
+        self.real_driver = isinstance(self.world.fleet.driver(), ProcessDriverHandle)
 
     # ------------------------------------------------------------------ queries
     def pods(self, *phases: str) -> list[str]:
@@ -75,7 +75,7 @@ class StepGenerator:
     @property
     def plugin_up(self) -> bool:
         """The driver serves."""
-        return self.world.driver().running
+        return self.world.fleet.driver().running
 
     # ------------------------------------------------------------------ mapping
     def step_for(self, choice: Choice) -> Step:

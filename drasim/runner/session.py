@@ -169,7 +169,7 @@ class StepSession:
         if limit is None:
             work()
             return None
-        name = f"drasim-scenario-{self.world.scenario.name}"
+        name = f"drasim-scenario-{self.world.plan.scenario.name}"
         worker = threading.Thread(target=work, name=name, daemon=True)
         worker.start()
         try:

@@ -4,9 +4,11 @@ Every test here runs once per real driver (the ``real_driver`` fixture's paramet
 
 ``test-driver``
     Kubernetes' own DRA test driver (test/e2e/dra/test-driver, kubelet-plugin mode), built
-    by drasim's Go module (``upstream/cmd/test-driver``) with ``drasim.gobuild``. Runs in
-    the default test run whenever Go is on PATH; skipped with the reason otherwise. The
-    first run builds it (about a minute with a warm Go build cache); later runs reuse it.
+    by drasim's Go module (``upstream/cmd/test-driver``): tests/conftest.py builds it with
+    drasim's other Go programs before the tests, and the ``go_program`` fixture hands it out.
+    Runs in the default test run whenever Go is on PATH; skipped with the reason otherwise
+    (or with ``DRASIM_TEST_GO=skip``). The first run builds it (about a minute with a warm Go
+    build cache); later runs reuse it.
 ``example-driver``
     kubernetes-sigs/dra-example-driver's ``dra-example-kubeletplugin``. The Go module proxy
     does not serve that module, so it is opt-in: build it as its README says and point
@@ -29,8 +31,6 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-
-from drasim import gobuild
 
 EXAMPLE_ENV = "DRASIM_EXAMPLE_DRIVER"
 HERE = Path(__file__).parent
@@ -81,17 +81,6 @@ def repo_env() -> dict[str, str]:
     return dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in path if p))
 
 
-def build_test_driver() -> Path:
-    """The test driver, built (or taken from the cache); skips without Go."""
-    problem = gobuild.go_problem()
-    if problem:
-        pytest.skip(f"the DRA test driver needs Go: {problem}")
-    try:
-        return gobuild.build("test-driver")
-    except gobuild.GoError as err:
-        pytest.fail(f"building the DRA test driver failed: {err}")
-
-
 def test_driver_template(binary: Path) -> str:
     """The --driver-cmd template docs/real-driver.md gives for the test driver."""
     return shlex.join([str(binary)]) + (
@@ -123,11 +112,11 @@ def example_driver_cmd(binary: Path) -> str:
     )
 
 
-def _make(driver_id: str, expected: ModuleType) -> RealDriver:
+def _make(driver_id: str, expected: ModuleType, go_program: Callable[[str], Path]) -> RealDriver:
     if driver_id == "test-driver":
         return RealDriver(
             id="test-driver",
-            cmd=test_driver_template(build_test_driver()),
+            cmd=test_driver_template(go_program("test-driver")),
             driver_name="gpu.example.com",
             process_name="drasim-test-driver",
             expected=expected.TEST_DRIVER,
@@ -144,13 +133,13 @@ def _make(driver_id: str, expected: ModuleType) -> RealDriver:
 
 
 @pytest.fixture(scope="session")
-def real_drivers(expected: ModuleType) -> Callable[[str], RealDriver]:
+def real_drivers(expected: ModuleType, go_program: Callable[[str], Path]) -> Callable[[str], RealDriver]:
     """A real driver by its id (``test-driver``, ``example-driver``); skips where it is not available."""
     made: dict[str, RealDriver] = {}
 
     def get(driver_id: str) -> RealDriver:
         if driver_id not in made:
-            made[driver_id] = _make(driver_id, expected)
+            made[driver_id] = _make(driver_id, expected, go_program)
         return made[driver_id]
 
     return get

@@ -115,7 +115,10 @@ def test_injected_bug_is_caught(tmp_path: Path, capsys) -> None:
     ("argv", "message"),
     [
         (["-j", "0"], "-j/--jobs must be at least 1"),
-        (["--time-scale", "0"], "--time-scale must be positive"),
+        (["--time-scale", "0"], "--time-scale must be a positive number, got '0'"),
+        (["--time-scale", "fast"], "--time-scale: expected a number, got 'fast'"),
+        (["--backend", "etcd"], "--backend: 'etcd' is not a valid backend; valid backends: memory, http"),
+        (["--driver-name", "x.example.com"], "--driver-name needs --driver-cmd"),
         (["--inject-bug", "nonsense"], "unknown bug 'nonsense'"),
     ],
 )

@@ -1,0 +1,57 @@
+"""The run option table: every RunOptions field is one row, and both front ends read it alike."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+
+import pytest
+
+from drasim.errors import ConfigError
+from drasim.optiontable import OPTIONS, add_arguments, build_run_options
+from drasim.runner.options import RunOptions
+
+INTERNAL = {"kubelet_version"}
+"""Set per run by the version matrix, not by a user."""
+
+
+def test_every_run_option_is_one_row() -> None:
+    fields = [f.name for f in dataclasses.fields(RunOptions)]
+    rows = [option.field for option in OPTIONS]
+    assert sorted(rows) == sorted(set(fields) - INTERNAL)
+
+
+def test_the_cli_flags_come_from_the_table() -> None:
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    flags = {flag for action in parser._actions for flag in action.option_strings} - {"-h", "--help"}
+    assert flags == {option.flag for option in OPTIONS if option.cli}
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("time_scale", "0", " must be a positive number, got '0'"),
+        ("time_scale", "11", " must be at most 10, got '11'"),
+        ("scenario_timeout", "soon", ": expected a number of seconds, got 'soon'"),
+        ("kubelet_versions", "1.2", ": "),
+        ("backend", "etcd", ": 'etcd' is not a valid backend"),
+        ("kubelet_impl", "go", ": unknown kubelet implementation 'go'; known: emulated"),
+    ],
+)
+def test_both_front_ends_give_one_message_naming_their_flag(field: str, value: str, message: str) -> None:
+    option = next(o for o in OPTIONS if o.field == field)
+    for flag in (option.flag, option.pytest_flag):
+        with pytest.raises(ConfigError) as raised:
+            build_run_options({field: value}, flag=lambda o, flag=flag: flag if o is option else o.flag)
+        assert str(raised.value).startswith(flag + message)
+
+
+def test_values_become_run_options() -> None:
+    options = build_run_options(
+        {"time_scale": "0.5", "scenario_timeout": "0", "capabilities": ["health,pool", "x"], "fsync": True},
+        flag=lambda o: o.flag,
+    )
+    assert options == RunOptions(
+        time_scale=0.5, scenario_timeout=None, capabilities=("health", "pool", "x"), fsync=True
+    )
