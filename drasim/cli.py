@@ -29,6 +29,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "drasim.commands.run",
     "drasim.commands.checkpoint",
     "drasim.commands.fake_plugin",
+    "drasim.commands.proxy",
     "drasim.commands.validate",
     "drasim.commands.list_cmd",
     "drasim.commands.explore",

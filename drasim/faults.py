@@ -74,6 +74,10 @@ PluginCrash = Literal["before", "after"]
 
 PLUGIN_CRASHES: tuple[str, ...] = typing.get_args(PluginCrash)
 
+PROXY_CAPABILITY = "proxy"
+"""The capability (``drasim.conformance``) of a driver whose plugin faults something applies for
+it: the fake plugin itself, or drasim's proxy on a real driver's sockets (:mod:`drasim.proxy`)."""
+
 UNKNOWN_UID = "00000000-0000-0000-0000-00000000dead"
 """The claim UID an ``unknownUID`` fault adds to a reply, unless the rule names its own."""
 
@@ -83,8 +87,9 @@ class PluginFault:
     """One fault rule for a DRA plugin's gRPC methods.
 
     Rules are checked in the order they were added; the first rule that matches a call
-    and still has uses left applies. The fake plugin applies the rules: a real driver process
-    cannot be told to misbehave, so a scenario with plugin faults is skipped for real drivers.
+    and still has uses left applies. The fake plugin applies the rules, and for a real driver
+    process drasim's proxy applies them on the wire (:mod:`drasim.proxy`); with neither, a
+    scenario with plugin faults is skipped.
     """
 
     driver: str = field(

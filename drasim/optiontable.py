@@ -26,7 +26,7 @@ from drasim.runner.options import RunOptions
 
 __all__ = ["OPTIONS", "Option", "add_arguments", "add_pytest_options", "build_run_options"]
 
-Kind = Literal["value", "flag", "list"]
+Kind = Literal["value", "flag", "off", "list"]
 Parse = Callable[[str, Path], Any]
 """A value as given (a string) and the directory relative paths start from -> the field's value;
 raises ConfigError with a message that follows the flag (``must be ...`` or ``: ...``)."""
@@ -43,7 +43,8 @@ class Option:
     help: str
     metavar: str | None = None
     kind: Kind = "value"
-    """``value`` (one string), ``flag`` (on or off) or ``list`` (repeatable, comma-separated too)."""
+    """``value`` (one string), ``flag`` (given: the field is True), ``off`` (given: a field that is
+    True by default is False, as ``--no-proxy``) or ``list`` (repeatable, comma-separated too)."""
     parse: Parse | None = None
     """How a value becomes the field's (None: the string itself)."""
     cli: bool = True
@@ -158,6 +159,14 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option("driver_name", "--driver-name", "the DRA driver name --driver-cmd registers", metavar="NAME"),
     Option(
+        "proxy",
+        "--no-proxy",
+        "with --driver-cmd: let the kubelet reach the driver directly, without drasim's proxy "
+        "(scenarios with plugin faults are then skipped)",
+        kind="off",
+        ini=False,
+    ),
+    Option(
         "capabilities",
         "--capability",
         "with a driver command: something the driver supports (e.g. health; repeatable or comma-separated); "
@@ -254,6 +263,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         text = option.help
         if option.kind == "flag":
             parser.add_argument(option.flag, dest=option.field, action="store_true", help=text)
+        elif option.kind == "off":
+            parser.add_argument(option.flag, dest=option.field, action="store_false", default=None, help=text)
         elif option.kind == "list":
             parser.add_argument(
                 option.flag,
@@ -275,6 +286,10 @@ def add_pytest_options(group: Any, parser: Any) -> None:
         text = option.help.replace("--", "--drasim-")
         if option.kind == "flag":
             group.addoption(option.pytest_flag, dest=option.dest, action="store_true", help=text)
+        elif option.kind == "off":
+            group.addoption(
+                option.pytest_flag, dest=option.dest, action="store_false", default=None, help=text
+            )
         elif option.kind == "list":
             group.addoption(
                 option.pytest_flag,
@@ -308,7 +323,11 @@ def build_run_options(
     fields: dict[str, Any] = {}
     for option in OPTIONS:
         value = values.get(option.field)
-        if value in (None, "", []) or (option.kind == "flag" and not value):
+        if (
+            value in (None, "", [])
+            or (option.kind == "flag" and not value)
+            or (option.kind == "off" and value)
+        ):
             continue
         base = (bases or {}).get(option.field) or Path.cwd()
         fields[option.field] = _parsed(option, value, base, flag)
@@ -337,6 +356,8 @@ def _parsed(option: Option, value: Any, base: Path, flag: Callable[[Option], str
     try:
         if option.kind == "flag":
             return True
+        if option.kind == "off":
+            return False
         if option.kind == "list":
             items = [item.strip() for entry in value for item in str(entry).split(",") if item.strip()]
             return tuple(option.parse(item, base) if option.parse else item for item in items)

@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from drasim.conformance import FAKE_PLUGIN, KNOWN_CAPABILITIES, SUITES, check_capability_names, suite_paths
+from drasim.conformance import (
+    FAKE_PLUGIN,
+    KNOWN_CAPABILITIES,
+    PROXY,
+    SUITES,
+    check_capability_names,
+    suite_paths,
+)
 from drasim.errors import ConfigError
 from drasim.limits import DEFAULT_SCENARIO_TIMEOUT
 from drasim.optiontable import OPTIONS, add_pytest_options, build_run_options
@@ -72,6 +79,7 @@ class Settings:
 
     driver_cmd: str | None = None
     driver_name: str | None = None
+    proxy: bool = True
     profile: ProfileOverride | None = None
     suite: str | None = None
     suite_dirs: tuple[Path, ...] = ()
@@ -94,7 +102,8 @@ class Settings:
     def capabilities(self) -> frozenset[str]:
         """What the driver under test can do: everything drasim knows for the fake plugin."""
         if self.driver_cmd:
-            return self.declared_capabilities - {FAKE_PLUGIN}
+            proxied = frozenset({PROXY}) if self.proxy else frozenset()
+            return self.declared_capabilities - {FAKE_PLUGIN, PROXY} | proxied
         return self.declared_capabilities | frozenset(KNOWN_CAPABILITIES)
 
     @property
@@ -112,6 +121,7 @@ class Settings:
             driver_cmd=self.driver_cmd,
             driver_name=self.driver_name,
             capabilities=tuple(sorted(self.declared_capabilities)),  # the runner checks them again
+            proxy=self.proxy,
             keep_workspace=self.keep_workspace,
             fsync=self.fsync,
             workspace_dir=self.workspace_dir,
@@ -155,6 +165,7 @@ def resolve(config: pytest.Config) -> Settings:
     return Settings(
         driver_cmd=run.driver_cmd,
         driver_name=run.driver_name,
+        proxy=run.proxy,
         profile=_profile(config),
         suite=suite,
         suite_dirs=suite_dirs,
@@ -183,7 +194,7 @@ def _run_options(config: pytest.Config) -> RunOptions:
     for option in OPTIONS:
         if not option.pytest:
             continue
-        if option.kind == "flag" or not option.ini:
+        if option.kind in ("flag", "off") or not option.ini:
             values[option.field] = config.getoption(option.dest)
             bases[option.field] = Path(config.invocation_params.dir)
         else:

@@ -1,10 +1,10 @@
 """The node's drivers: fake in-process plugins, fake or real driver processes, and their waits.
 
 :class:`DriverFleet` builds each driver of the plan (a ``--driver-cmd`` process replaces the
-first), starts and stops them, and waits for what a real node lets happen on its own: the
-kubelet registering a driver, a driver process publishing (and republishing) its
-ResourceSlices. It reaches the kubelet only through the slot's :class:`~drasim.runner.kubeletslot.Kubelet`
-protocol and never imports the world.
+first, behind drasim's proxy unless ``--no-proxy``), starts and stops them, and waits for
+what a real node lets happen on its own: the kubelet registering a driver, a driver process
+publishing (and republishing) its ResourceSlices. It reaches the kubelet only through the
+slot's :class:`~drasim.runner.kubeletslot.Kubelet` protocol and never imports the world.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from drasim.runner.options import RunOptions
 from drasim.runner.process import DriverProcessError
 from drasim.runner.republish import republish_deadline
 from drasim.runner.workspace import Workspace
-from drasim.scenario.schema import CommandDriverSpec, DriverSpec
+from drasim.scenario.schema import CommandDriverSpec, DriverSpec, FakeDriverSpec
 
 __all__ = ["DriverFleet"]
 
@@ -65,11 +65,19 @@ class DriverFleet:
     drivers: dict[str, DriverHandle] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ building
-    def build(self, specs: list[DriverSpec], replacement: CommandDriverSpec | None) -> None:
-        """Create (not start) every driver; ``replacement`` runs instead of the first."""
+    def build(
+        self, specs: list[DriverSpec], replacement: CommandDriverSpec | None, *, proxied: bool = False
+    ) -> None:
+        """Create (not start) every driver; ``replacement`` runs instead of the first, behind
+        drasim's proxy when ``proxied`` (the proxy presents the fake driver it replaces and
+        applies that driver's fault rules)."""
         for i, spec in enumerate(specs):
             if i == 0 and replacement is not None:
-                self.drivers[spec.name] = self._process_driver(replacement)
+                self.drivers[spec.name] = (
+                    self._proxied_driver(replacement, spec.fake)
+                    if proxied
+                    else self._process_driver(replacement)
+                )
             else:
                 self.drivers[spec.name] = self._make_driver(spec)
 
@@ -94,7 +102,31 @@ class DriverFleet:
             fsync=self.options.fsync,
         )
 
+    def _proxied_driver(self, command: CommandDriverSpec, replaces: FakeDriverSpec | None) -> DriverHandle:
+        """A driver process behind drasim's proxy (:mod:`drasim.runner.proxied`)."""
+        from drasim.runner.proxied import proxied_driver
+
+        faults = [self.api.plugin_fault(f) for f in replaces.faults] if replaces is not None else []
+        values, on_event = self._process_values(command)
+        return proxied_driver(
+            command,
+            values,
+            self.workspace,
+            on_event,
+            recorder=self.journal,
+            faults=faults,
+            time_scale=self.time_scale,
+            fake=replaces,
+        )
+
     def _process_driver(self, command: CommandDriverSpec) -> DriverHandle:
+        values, on_event = self._process_values(command)
+        return ProcessDriverHandle(command, values, self.workspace.logs_dir, on_event)
+
+    def _process_values(
+        self, command: CommandDriverSpec
+    ) -> tuple[dict[str, str], Callable[[str, dict[str, object]], None]]:
+        """A driver command's placeholder values, and its journal callback."""
         with self.admit():  # memory: starts the HTTP API server on first use
             kubeconfig = self.api.backend.kubeconfig()
         values = {
@@ -114,7 +146,7 @@ class DriverFleet:
                 tails["stderr_tail"] = fields.pop("stderr")
             self.journal.record("plugin-process", action=what, driver=command.name, **fields, **tails)
 
-        return ProcessDriverHandle(command, values, self.workspace.logs_dir, on_event)
+        return values, on_event
 
     # ------------------------------------------------------------------ lookups
     def driver(self, name: str = "") -> DriverHandle:

@@ -34,6 +34,9 @@ class RunOptions:
     """Create each scenario's tree under this directory (default: /dev/shm when usable, else /tmp)."""
     bugs: tuple[str, ...] = ()
     """Switch these fake-plugin bugs on in every fake driver (to prove scenarios catch them)."""
+    proxy: bool = True
+    """Put drasim's proxy (:mod:`drasim.proxy`) in front of the ``driver_cmd`` driver's sockets:
+    plugin faults on the wire and a journal of the calls it serves (``--no-proxy``: off)."""
     capabilities: tuple[str, ...] = ()
     """What a ``driver_cmd`` driver supports (e.g. ``health``); scenarios needing more are skipped."""
     kubelet_version: str | None = None

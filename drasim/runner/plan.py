@@ -2,8 +2,9 @@
 
 :func:`plan_run` resolves what the options and the scenario leave open (the kubelet version
 and implementation, the effective time scale, the backend, the resource.k8s.io versions to
-serve, the drivers) into a frozen :class:`RunPlan`. The world, the result, the reports and the
-reproduce line read the plan; nothing resolves these again.
+serve, the drivers, whether drasim's proxy stands in front of a ``--driver-cmd`` process)
+into a frozen :class:`RunPlan`. The world, the result, the reports and the reproduce line
+read the plan; nothing resolves these again.
 
 Public API::
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from drasim.errors import ConfigError
+from drasim.faults import PROXY_CAPABILITY
 from drasim.profiles import KubeletVersion
 from drasim.profiles import profile as version_profile
 from drasim.runner.backend_choice import chosen_backend
@@ -54,6 +56,12 @@ class RunPlan:
     """The ``--driver-cmd`` process that runs instead of the first driver (under ``--driver-name``)."""
     first_driver: str
     """What ``$(DRIVER)`` stands for ('' when the scenario has no driver)."""
+    proxied: bool
+    """The replacement process runs behind drasim's proxy (:mod:`drasim.proxy`): ``--driver-cmd``
+    without ``--no-proxy``."""
+    driver_capabilities: tuple[str, ...]
+    """What the replacement can do, for skipping scenarios: the declared ``--capability`` names,
+    and ``proxy`` when :attr:`proxied` (declaring ``proxy`` without the proxy grants nothing)."""
 
     @property
     def version(self) -> KubeletVersion:
@@ -104,7 +112,14 @@ def plan_run(scenario: Scenario, options: RunOptions | None = None) -> RunPlan:
         drivers=tuple(drivers),
         replacement=replacement,
         first_driver=replacement.name if replacement else drivers[0].name if drivers else "",
+        proxied=replacement is not None and options.proxy,
+        driver_capabilities=_driver_capabilities(options),
     )
+
+
+def _driver_capabilities(options: RunOptions) -> tuple[str, ...]:
+    declared = tuple(c for c in options.capabilities if c != PROXY_CAPABILITY)
+    return (*declared, PROXY_CAPABILITY) if options.driver_cmd and options.proxy else declared
 
 
 def _served_resource_versions(scenario: Scenario, version: KubeletVersion) -> list[str]:

@@ -124,6 +124,8 @@ def reproduce_command(scenario: Scenario, options: RunOptions) -> str:
             words += ["--driver-name", options.driver_name]
         for capability in options.capabilities:
             words += ["--capability", capability]
+        if not options.proxy:
+            words.append("--no-proxy")
     for bug in options.bugs:
         words += ["--inject-bug", bug]
     if options.fsync:
@@ -209,7 +211,7 @@ def _skip_reason(plan: RunPlan, skip: RealDriverSkip | None) -> str:
     """Why the scenario must not run ('' when it may): its kubelet versions, the real driver, the backend."""
     reason, options = plan.version_skip, plan.options
     if not reason and options.driver_cmd and skip is not None:
-        reason = skip(plan.scenario, options.capabilities)
+        reason = skip(plan.scenario, plan.driver_capabilities)
     if not reason:
         reason = backend_skip_reason(plan.scenario, options.backend, plan.kubelet_version)
     return reason

@@ -429,7 +429,7 @@ class ClearFaults:
     driver: str = field(default="", metadata=doc("Only this driver's rules; empty clears every rule."))
 
 
-@step("unblock", shorthand="driver", needs={"fake-plugin": "releases calls held by a block fault ({where})"})
+@step("unblock", shorthand="driver", needs={"proxy": "releases calls held by a block fault ({where})"})
 @dataclass(frozen=True, kw_only=True)
 class Unblock:
     """Release the plugin calls held by ``block`` (or ``hang``) faults and wait until they finished.
@@ -489,7 +489,10 @@ class RebootNode:
 
 @step(
     "setDeviceHealth",
-    needs={"health": "uses {where}", "fake-plugin": "tells the driver a device's health ({where})"},
+    needs={
+        "health": "uses {where}",
+        "fake-plugin": "tells the driver a device's health, which a real driver decides itself ({where})",
+    },
 )
 @dataclass(frozen=True, kw_only=True)
 class SetDeviceHealth:

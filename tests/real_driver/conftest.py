@@ -61,11 +61,15 @@ class RealDriver:
     log_lines: tuple[str, ...]
     """Texts of its log that a prepare-unprepare round trip writes (klog, -v=4)."""
 
-    def capability_args(self) -> list[str]:
-        return [arg for cap in self.expected.capabilities for arg in ("--capability", cap)]
+    def run_args(self) -> list[str]:
+        """``drasim run`` options: its declared capabilities, and ``--no-proxy`` where it was measured so."""
+        caps = [arg for cap in self.expected.capabilities for arg in ("--capability", cap)]
+        return caps if self.expected.proxy else [*caps, "--no-proxy"]
 
-    def pytest_capability_args(self) -> list[str]:
-        return [arg for cap in self.expected.capabilities for arg in ("--drasim-capability", cap)]
+    def pytest_args(self) -> list[str]:
+        """The same as pytest options (``--drasim-capability``, ``--drasim-no-proxy``)."""
+        caps = [arg for cap in self.expected.capabilities for arg in ("--drasim-capability", cap)]
+        return caps if self.expected.proxy else [*caps, "--drasim-no-proxy"]
 
 
 @pytest.fixture(scope="session")

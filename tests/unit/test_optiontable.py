@@ -55,3 +55,27 @@ def test_values_become_run_options() -> None:
     assert options == RunOptions(
         time_scale=0.5, scenario_timeout=None, capabilities=("health", "pool", "x"), fsync=True
     )
+
+
+def test_an_off_switch_turns_off_a_field_that_is_on_by_default() -> None:
+    """``--no-proxy`` (kind ``off``): absent, ``proxy`` stays True; given, it is False."""
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    assert build_run_options(vars(parser.parse_args([])), flag=lambda o: o.flag).proxy is True
+    given = vars(parser.parse_args(["--driver-cmd", "drv", "--no-proxy"]))
+    assert given["proxy"] is False
+    assert build_run_options(given, flag=lambda o: o.flag) == RunOptions(driver_cmd="drv", proxy=False)
+
+
+def test_the_plan_proxies_a_driver_command_unless_told_not_to() -> None:
+    from drasim.pytest_plugin.harness import build_scenario
+    from drasim.runner.plan import plan_run
+
+    scenario = build_scenario()
+    proxied = plan_run(scenario, RunOptions(driver_cmd="drv", capabilities=("health",)))
+    assert proxied.proxied
+    assert proxied.driver_capabilities == ("health", "proxy")
+    direct = plan_run(scenario, RunOptions(driver_cmd="drv", capabilities=("health", "proxy"), proxy=False))
+    assert not direct.proxied
+    assert direct.driver_capabilities == ("health",)  # declaring proxy without the proxy grants nothing
+    assert not plan_run(scenario, RunOptions()).proxied
