@@ -36,6 +36,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "drasim.commands.serve_apiserver",
     "drasim.commands.upstream",
     "drasim.commands.control_plane",
+    "drasim.commands.init_cmd",
 )
 
 

@@ -54,6 +54,7 @@ TESTS = Path(__file__).parent
 HELPERS = {
     "drasim_test_checks_world": TESTS / "unit" / "runner" / "checks_world.py",
     "drasim_test_e2e_signals": TESTS / "e2e" / "signals.py",
+    "drasim_test_init_repo": TESTS / "e2e" / "init_repo.py",
     "drasim_real_driver_expected": TESTS / "real_driver" / "expected.py",
     "k8spb_test_objects": TESTS / "unit" / "k8spb" / "objects.py",
 }

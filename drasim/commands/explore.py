@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any, TextIO
 from drasim.errors import ConfigError
 
 if TYPE_CHECKING:
-    from drasim.explore.engine import ExploreOutcome
+    from drasim.explore.engine import ExploreConfig, ExploreOutcome
 
 
 def register(subparsers: Any) -> None:
     """Add the ``explore`` subcommand."""
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "explore",
-        help="generate random scenarios against the fake driver and check kubelet/driver invariants",
+        help="generate random scenarios (the fake driver or a driver command), check invariants",
         description=(
             "Generate random but valid step sequences (pods, shared and template claims, kubelet "
             "restarts and crashes, plugin restarts, injected faults) with hypothesis, run each on a "
@@ -47,6 +47,13 @@ def register(subparsers: Any) -> None:
         metavar="BUG",
         help="switch a fake-plugin bug on (repeatable), to see that exploration finds it",
     )
+    parser.add_argument(
+        "--driver-cmd",
+        metavar="TEMPLATE",
+        help="explore this driver command in place of the fake plugin (placeholders as for drasim run "
+        "--driver-cmd); plugin faults and kubelet restarts are left out, see docs/explore.md",
+    )
+    parser.add_argument("--driver-name", metavar="NAME", help="the DRA driver name --driver-cmd registers")
     parser.add_argument("--no-verify", action="store_true", help="do not replay the written reproducer")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every example's steps")
     parser.add_argument(
@@ -120,9 +127,33 @@ def _check(args: argparse.Namespace) -> None:
         raise ConfigError("--steps must be at least 1")
     if args.time is not None and args.time <= 0:
         raise ConfigError("--time must be a positive number of seconds")
+    if args.driver_cmd is not None and not args.driver_cmd.strip():
+        raise ConfigError("--driver-cmd: empty command")
+    if args.driver_cmd and args.inject_bug:
+        raise ConfigError("--inject-bug switches on bugs of the fake plugin; it cannot go with --driver-cmd")
+    if args.driver_name and not args.driver_cmd:
+        raise ConfigError("--driver-name needs --driver-cmd")
     for bug in args.inject_bug:
         if bug not in BUGS:
             raise ConfigError(f"--inject-bug: unknown bug {bug!r}; known: {', '.join(BUGS)}")
+
+
+def _labels(config: ExploreConfig) -> str:
+    """``, bugs: ...`` and ``, driver: ...`` for what was explored (empty for the plain fake plugin)."""
+    bugs = f", bugs: {', '.join(config.bugs)}" if config.bugs else ""
+    if config.driver_cmd:
+        bugs += f", driver: {config.driver_cmd}"
+    return bugs
+
+
+def _summary(config: ExploreConfig, outcome: ExploreOutcome) -> str:
+    """The one-line account of an exploration: examples, steps, time, seed, bugs, driver."""
+    return (
+        f"explored {outcome.examples} example(s) ({outcome.shrink_examples} while shrinking), "
+        f"{outcome.steps} steps "
+        f"({outcome.failed_operations} operations failed as injected) in {outcome.duration:.1f}s "
+        f"(seed {config.seed}{_labels(config)})" + ("; stopped: time is up" if outcome.timed_out else "")
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -142,6 +173,8 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         steps=args.steps,
         bugs=tuple(args.inject_bug),
+        driver_cmd=args.driver_cmd,
+        driver_name=args.driver_name,
     )
 
     def show(trace: Trace) -> None:
@@ -157,13 +190,7 @@ def run(args: argparse.Namespace) -> int:
     )
     if progress is not None:
         progress.done()
-    bugs = f", bugs: {', '.join(config.bugs)}" if config.bugs else ""
-    print(
-        f"explored {outcome.examples} example(s) ({outcome.shrink_examples} while shrinking), "
-        f"{outcome.steps} steps "
-        f"({outcome.failed_operations} operations failed as injected) in {outcome.duration:.1f}s "
-        f"(seed {config.seed}{bugs})" + ("; stopped: time is up" if outcome.timed_out else "")
-    )
+    print(_summary(config, outcome))
     failure = outcome.failure
     if failure is None or failure.violation is None:
         print("no invariant was violated")
@@ -181,7 +208,8 @@ def run(args: argparse.Namespace) -> int:
     repro = write_reproducer(failure, args.out, config, verify=not args.no_verify)
     print(f"reproducer: {repro.path}")
     if repro.fails_with_bugs is not None:
-        print(f"  replayed{bugs or ''}: {'fails' if repro.fails_with_bugs else 'PASSES (not reproduced)'}")
+        verdict = "fails" if repro.fails_with_bugs else "PASSES (not reproduced)"
+        print(f"  replayed{_labels(config)}: {verdict}")
     if repro.passes_without_bugs is not None:
         print(f"  replayed without bugs: {'passes' if repro.passes_without_bugs else 'FAILS'}")
     sys.stdout.flush()

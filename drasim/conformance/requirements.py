@@ -14,9 +14,9 @@ Capabilities:
     The driver serves ``v1alpha1.DRAResourceHealth`` (KEP-4680 device health).
 ``proxy``
     Plugin fault rules (``fault`` steps, a fake driver's ``faults``, ``unblock``) and a journal of
-    the calls the driver serves (counting NodeWatchResources streams). The fake plugin does both;
-    for a driver command drasim's proxy (:mod:`drasim.proxy`) does them on the wire, and the
-    runner grants it whenever the proxy is on (``--no-proxy`` takes it away).
+    the calls the driver serves. The fake plugin does both; for a driver command drasim's proxy
+    (:mod:`drasim.proxy`) does them on the wire, and the runner grants it whenever the proxy is
+    on (``--no-proxy`` takes it away).
 ``fake-plugin``
     drasim's fake plugin's insides: bugs, ``setDeviceHealth`` (the health a driver reports is
     its own), fake-only driver settings (its devices by name, services, socket layout).
@@ -48,11 +48,11 @@ KNOWN_CAPABILITIES: dict[str, str] = {
 }
 REQUIRES_TAG = "requires:"
 CAPABILITY_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
-# Calls only the fake plugin's own journal can count. The kubelet side journals GetInfo and
-# NotifyRegistrationStatus itself (drasim.plugins.registration), so those work with any driver.
-_PLUGIN_SIDE_METHODS = {
-    "node_watch_resources": "NodeWatchResources",
-}
+# Calls only the fake plugin's own journal can count: none any more. The kubelet side journals
+# GetInfo and NotifyRegistrationStatus (drasim.plugins.registration) and the NodeWatchResources
+# streams it opens (drasim.plugins.health), so those are counted with any driver.
+_PLUGIN_SIDE_METHODS: dict[str, str] = {}
+_HEALTH_METHODS = {"node_watch_resources": "NodeWatchResources"}
 
 
 @dataclass(frozen=True)
@@ -189,6 +189,10 @@ def _call_count_requirements(args: object, where: str) -> list[Requirement]:
         found.append(
             Requirement(PROXY, f"counts {shown} calls, which the fake plugin or the proxy journals ({where})")
         )
-    if "NodeWatchResources" in methods:
+    calls = getattr(args, "calls", None) or []
+    expects_streams = any(getattr(args, attr, None) is not None for attr in _HEALTH_METHODS) or any(
+        str(getattr(call, "method", "")) in _HEALTH_METHODS.values() for call in calls
+    )
+    if expects_streams:
         found.append(Requirement(HEALTH, f"expects NodeWatchResources calls ({where})"))
     return found

@@ -60,6 +60,14 @@ class ExploreConfig:
     """The most generated steps per example (settle steps come on top)."""
     bugs: tuple[str, ...] = ()
     """Fake-plugin bugs to switch on (RunOptions.bugs)."""
+    driver_cmd: str | None = None
+    """A driver command in place of the fake plugin (RunOptions.driver_cmd): explore a real driver."""
+    driver_name: str | None = None
+    """The DRA driver name ``driver_cmd`` registers (default: the exploration's gpu.example.com)."""
+
+    def run_options(self) -> RunOptions:
+        """The runner options every example (and the reproducer's replay) runs with."""
+        return RunOptions(bugs=tuple(self.bugs), driver_cmd=self.driver_cmd, driver_name=self.driver_name)
 
 
 @dataclass
@@ -116,7 +124,7 @@ def run_choices(  # noqa: C901 - one example: generation, execution and the orac
     try:
         world.setup()
         gen = StepGenerator(world)
-        oracle = Oracle()
+        oracle = Oracle(real_driver=gen.real_driver)
 
         def execute(step: Step) -> None:
             index = len(trace.records)
@@ -214,7 +222,7 @@ def explore(  # noqa: C901 - hypothesis' settings, the time limit and shrinking 
     outcome so far and the seconds elapsed after every example, passed or failed
     (``outcome.shrink_examples`` grows once a violation was found and is being shrunk).
     """
-    options = RunOptions(bugs=tuple(config.bugs))
+    options = config.run_options()
     outcome = ExploreOutcome()
     started = time.monotonic()
     deadline = None if config.time_limit is None else started + config.time_limit

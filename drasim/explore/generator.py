@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from drasim.runner.drivers import ProcessDriverHandle
 from drasim.runner.world import World
 from drasim.scenario import steps as S  # noqa: N812 - S.StartPod reads like the YAML
 from drasim.scenario.common import CrashPoint, GrpcCode, PluginFault, Rpc
@@ -52,9 +53,14 @@ class StepGenerator:
     """Knows what was created so far and which steps are valid in the world's current state."""
 
     world: World
+    real_driver: bool = field(init=False)
+    """A driver command runs in place of the fake plugin: no plugin faults, no kubelet restarts."""
     claims: list[str] = field(default_factory=list)
     pods_started: int = 0
     faults_added: bool = False
+
+    def __post_init__(self) -> None:
+        self.real_driver = isinstance(self.world.fleet.driver(), ProcessDriverHandle)
 
     # ------------------------------------------------------------------ queries
     def pods(self, *phases: str) -> list[str]:
@@ -219,25 +225,32 @@ RULES: list[Rule] = [
     ),
     (
         S.RestartKubelet,
-        lambda g: g.kubelet_up,
+        lambda g: g.kubelet_up and not g.real_driver,
         lambda _g, x: S.RestartKubelet(downtime=DOWNTIMES[x[0] % len(DOWNTIMES)]),
     ),
     (
         S.RestartKubelet,
-        lambda g: g.kubelet_up and (g.pods_started < MAX_PODS or bool(g.pods("Running"))),
+        lambda g: (
+            g.kubelet_up and not g.real_driver and (g.pods_started < MAX_PODS or bool(g.pods("Running")))
+        ),
         lambda g, x: g.crash(x[0], x[1]),
     ),
-    (S.StopKubelet, lambda g: g.kubelet_up, lambda _g, _: S.StopKubelet()),
+    (S.StopKubelet, lambda g: g.kubelet_up and not g.real_driver, lambda _g, _: S.StopKubelet()),
     (S.StartKubelet, lambda g: not g.kubelet_up, lambda _g, _: S.StartKubelet()),
     (S.RestartPlugin, lambda g: g.plugin_up, lambda _g, _: S.RestartPlugin()),
     (S.KillPlugin, lambda g: g.plugin_up, lambda _g, _: S.KillPlugin()),
     (S.StopPlugin, lambda g: g.plugin_up, lambda _g, _: S.StopPlugin()),
     (S.StartPlugin, lambda g: not g.plugin_up, lambda _g, _: S.StartPlugin()),
-    (S.Fault, lambda _: True, lambda g, x: g.fault(*x)),
+    (S.Fault, lambda g: not g.real_driver, lambda g, x: g.fault(*x)),
     (S.ClearFaults, lambda g: g.faults_added, lambda _g, _: S.ClearFaults()),
 ]
 """(step class, precondition, builder): the builder returns an instance of the class, and the
-registry names the step. Order matters: shrinking moves choices towards the front."""
+registry names the step. Order matters: shrinking moves choices towards the front.
+
+Against a driver command (``real_driver``) plugin faults are left out (only the fake plugin
+takes them), and so are kubelet stops and restarts: each kubelet start wipes the node's
+ResourceSlices, and a driver built on the kubeletplugin helper publishes them again only after
+30 to 70 real seconds (drasim/runner/republish.py), which would make every example take minutes."""
 
 
 def rule_index(name: str, nth: int = 0) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 from drasim.checkpoint.store import FileCheckpointStore
@@ -17,7 +18,7 @@ from drasim.errors import CheckpointError
 from drasim.explore.outcomes import OutcomeChecks
 from drasim.explore.violations import Violation
 from drasim.journal import RpcCall
-from drasim.runner.expectations.cdi import duplicate_problems
+from drasim.runner.expectations.cdi import duplicate_problems, load_spec, spec_files
 from drasim.runner.world import World
 from drasim.state import ClaimInfoState
 
@@ -82,8 +83,13 @@ def _devices_of(state: ClaimInfoState) -> dict[str, list[dict[str, Any]]]:
 class Oracle:
     """Per-run invariant state; call :meth:`before_step`, run the step, then :meth:`after_step`."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, real_driver: bool = False) -> None:
+        self.real_driver = real_driver
+        """A driver command: its own static CDI specs may stay (only claims' specs must go)."""
+        self.prepared_uids: set[str] = set()
+        """Every claim UID the driver answered a prepare for."""
         self.seq = 0
+        self.seq_before = 0
         self.devices: dict[str, tuple[int, DeviceKey]] = {}
         self.running_before: dict[str, set[str]] = {}
         self.outcomes = OutcomeChecks()
@@ -98,14 +104,54 @@ class Oracle:
         """Every per-step invariant, over what happened during step ``index``."""
         upto = world.journal.mark()
         calls = [c for c in world.journal.rpc_calls(side="kubelet", since_seq=self.seq) if c.seq <= upto]
-        self.seq = upto
+        self.seq_before, self.seq = self.seq, upto
         found: list[Violation] = []
         found += self.outcomes.after(world, calls, index)
         found += self._unprepare_in_use(world, calls, index)
         found += self._idempotent(calls, index)
         found += check_unique_cdi(world, index)
         found += check_checkpoint(world, index)
+        found += self._cdi_devices_exist(world, calls, index)
+        found += check_slices_republished(world, self.seq_before, upto, index)
         return found
+
+    def _cdi_devices_exist(self, world: World, calls: list[RpcCall], index: int) -> list[Violation]:
+        """``cdi-devices-exist``: the CDI IDs of this step's successful prepares name devices on disk."""
+        wanted: dict[str, tuple[int, str, str]] = {}  # CDI ID -> (call seq, claim, uid)
+        for call in calls:
+            if call.name == UNPREPARE:
+                gone = {c.uid for c in call.claims}
+                wanted = {i: w for i, w in wanted.items() if w[2] not in gone}
+                continue
+            if call.name != PREPARE:
+                continue
+            for claim in call.claims:
+                devices = reply_devices(call, claim.uid)
+                if devices is None:
+                    continue
+                self.prepared_uids.add(claim.uid)
+                for device in devices:
+                    for cdi_id in device[3]:
+                        wanted[cdi_id] = (call.seq, f"{claim.namespace}/{claim.name}", claim.uid)
+        if not wanted:
+            return []
+        known = known_cdi_devices(world)
+        missing = {i: w for i, w in sorted(wanted.items()) if i not in known}
+        if not missing:
+            return []
+        first_id, (seq, claim_key, _uid) = next(iter(missing.items()))
+        return [
+            Violation(
+                "cdi-devices-exist",
+                f"NodePrepareResources for claim {claim_key} (journal #{seq}) answered CDI device "
+                f"{first_id}, which no valid spec in the CDI directory defines",
+                {
+                    "missing": {i: {"seq": w[0], "claim": w[1]} for i, w in missing.items()},
+                    "known": sorted(known),
+                },
+                index,
+            )
+        ]
 
     def _unprepare_in_use(self, world: World, calls: list[RpcCall], index: int) -> list[Violation]:
         after = running_claims(world)
@@ -164,7 +210,9 @@ class Oracle:
     # ------------------------------------------------------------------ end of run
     def final(self, world: World) -> list[Violation]:
         """End-of-run invariants, after the settle steps ran (all pods gone, faults cleared)."""
-        return check_unprepared_once(world) + check_released(world)
+        return check_unprepared_once(world) + check_released(
+            world, self.prepared_uids if self.real_driver else None
+        )
 
 
 def check_unique_cdi(world: World, index: int | None) -> list[Violation]:
@@ -312,8 +360,37 @@ def check_unprepared_once(world: World) -> list[Violation]:
     return found
 
 
-def check_released(world: World) -> list[Violation]:
-    """``all-released``: nothing is left in the cache, the checkpoint or the CDI directory."""
+def known_cdi_devices(world: World) -> set[str]:
+    """``<kind>=<device>`` of every device in a valid spec file of the CDI directory."""
+    known: set[str] = set()
+    for path in spec_files(world.workspace.cdi_dir):
+        doc, problems = load_spec(path)
+        if doc is not None and not problems:
+            known.update(f"{doc['kind']}={device['name']}" for device in doc["devices"])
+    return known
+
+
+def check_slices_republished(world: World, since: int, upto: int, index: int) -> list[Violation]:
+    """``slices-republished``: no driver process started in the step without publishing its slices."""
+    events = world.journal.events("plugin-process", since_seq=since, action="no-slices")
+    return [
+        Violation(
+            "slices-republished",
+            f"driver {e.get('driver')} (pid {e.get('pid')}) published no ResourceSlice for the node after "
+            f"it started (journal #{e['seq']}): {e.get('message')}",
+            {"driver": e.get("driver"), "pid": e.get("pid"), "seq": e["seq"]},
+            index,
+        )
+        for e in [e for e in events if e["seq"] <= upto][:1]
+    ]
+
+
+def check_released(world: World, claim_uids: set[str] | None = None) -> list[Violation]:
+    """``all-released``: nothing is left in the cache, the checkpoint or the CDI directory.
+
+    With ``claim_uids`` (a driver command) only CDI spec files that name one of those claims
+    count: a real driver may keep static specs of its own (the example driver's common device).
+    """
     left: dict[str, Any] = {}
     if world.kubelet is not None:
         cache = [s.key for s in world.kubelet.claim_infos()]
@@ -322,10 +399,21 @@ def check_released(world: World) -> list[Violation]:
     disk = load_checkpoint(world)
     if not isinstance(disk, str) and disk:
         left["checkpoint"] = [s.key for s in disk]
-    specs = sorted(p.name for p in world.workspace.cdi_dir.iterdir() if p.is_file())
+    files = [p for p in world.workspace.cdi_dir.iterdir() if p.is_file()]
+    specs = sorted(p.name for p in files if claim_uids is None or _names_a_claim(p, claim_uids))
     if specs:
         left["cdi_specs"] = specs
+        if claim_uids is not None:  # the driver's own specs, which may stay (for the reproducer's count)
+            left["static_specs"] = len(files) - len(specs)
     if not left:
         return []
-    parts = [f"{where}: {', '.join(items)}" for where, items in left.items()]
+    parts = [f"{where}: {', '.join(items)}" for where, items in left.items() if isinstance(items, list)]
     return [Violation("all-released", "left behind after every pod went: " + "; ".join(parts), left)]
+
+
+def _names_a_claim(path: Path, uids: set[str]) -> bool:
+    try:
+        text = path.name + "\n" + path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return any(uid in text for uid in uids)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -142,7 +143,9 @@ def expectations_for(trace: Trace, violation: Violation) -> Expectations:
         if "cache" in data or "checkpoint" in data:
             checks.append(Step(name="expectCheckpoint", args=E.ExpectCheckpoint(entries=0)))
         if "cdi_specs" in data:
-            checks.append(Step(name="expectCdiSpecs", args=E.ExpectCdiSpecs(count=0)))
+            # A driver command's own static specs may stay: only the claims' spec files must go.
+            static = int(data.get("static_specs", 0))
+            checks.append(Step(name="expectCdiSpecs", args=E.ExpectCdiSpecs(count=static)))
     elif name == "no-unprepare-in-use" and violation.step_index is not None:
         mark = "before-violation"
         marks[violation.step_index - 1] = [Step(name="mark", args=S.Mark(name=mark))]
@@ -210,19 +213,27 @@ def _header(trace: Trace, config: ExploreConfig, command: str) -> str:
         lines.append(
             f"{len(failed)} operation(s) failed legitimately (injected faults etc.); see expectError."
         )
-    if config.bugs:
-        lines.append(
-            f"Replay with: drasim run <this file> {' '.join('--inject-bug ' + b for b in config.bugs)}"
-        )
+    if config.bugs or config.driver_cmd:
+        lines.append(f"Replay with: drasim run <this file> {' '.join(_driver_words(config))}")
     return "".join(f"# {line}\n" for line in lines)
+
+
+def _driver_words(config: ExploreConfig) -> list[str]:
+    """``--inject-bug B`` ... or ``--driver-cmd '...' [--driver-name N]``, shell-quoted."""
+    words: list[str] = []
+    for bug in config.bugs:
+        words += ["--inject-bug", bug]
+    if config.driver_cmd:
+        words += ["--driver-cmd", shlex.quote(config.driver_cmd)]
+    if config.driver_name:
+        words += ["--driver-name", shlex.quote(config.driver_name)]
+    return words
 
 
 def command_line(config: ExploreConfig) -> str:
     """The ``drasim explore`` command that reproduces an exploration."""
     words = ["drasim", "explore", "--seed", str(config.seed), "--max-examples", str(config.max_examples)]
-    words += ["--steps", str(config.steps)]
-    for bug in config.bugs:
-        words += ["--inject-bug", bug]
+    words += ["--steps", str(config.steps), *_driver_words(config)]
     return " ".join(words)
 
 
@@ -273,7 +284,7 @@ def write_reproducer(
     from drasim.report.model import RESULTS
     from drasim.runner.run import run_scenario
 
-    with_bugs = run_scenario(scenario, RunOptions(bugs=tuple(config.bugs)), results=RESULTS)
+    with_bugs = run_scenario(scenario, config.run_options(), results=RESULTS)
     fails = with_bugs.status == "failed"
     passes: bool | None = None
     if config.bugs:

@@ -43,6 +43,14 @@ INVARIANTS: dict[str, str] = {
         "when the plugin is made to fail a claim (a per-claim error fault fired), the kubelet sees that "
         "call fail: an error for the claim in the reply, or a failed call"
     ),
+    "cdi-devices-exist": (
+        "every CDI device ID in a successful NodePrepareResources reply names a device of a valid CDI "
+        "spec in the CDI directory when the step ends (unless the claim was unprepared meanwhile)"
+    ),
+    "slices-republished": (
+        "a driver process publishes its ResourceSlices again within 10 s of every (re)start "
+        "(no ``plugin-process no-slices`` event)"
+    ),
     "explorer-error": "a generated step raised an error the explorer did not expect (a drasim bug)",
 }
 

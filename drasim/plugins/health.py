@@ -15,6 +15,7 @@ Values are delivered raw. The kubelet side (``HandleWatchResourcesStream`` and i
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -232,7 +233,12 @@ class HealthStream:
                 self.opened += 1
             if self._stop.is_set():
                 call.cancel()
-            code, error, received = self._consume(call)
+            opened_at = time.monotonic()
+            code, error, received = self._consume(call, opened_at)
+            if not received and (set_up or code != "Unavailable"):
+                # It ended before any report: the call failed as a whole (a stream that never
+                # got through to a plugin is no call of it, as for _report_end below).
+                self._record_call(code, error, opened_at)
             self._record_end(code, error)
             if self._on_end is not None and (set_up or received or code != "Unavailable"):
                 self._report_end()
@@ -253,11 +259,33 @@ class HealthStream:
             error=error,
         )
 
-    def _consume(self, call: Any) -> tuple[str, str | None, bool]:
+    def _record_call(self, code: str, error: str | None, opened_at: float) -> None:
+        """The stream's opening as the kubelet saw it (``rpc`` event, ``side: kubelet``).
+
+        grpcio has no separate open, so a stream counts as a call when its first report
+        arrives (``OK``) or when it ends without one (its end code). This is how
+        ``expectCalls`` counts NodeWatchResources for any driver, not just the fake plugin.
+        """
+        self._recorder.record(
+            "rpc",
+            side="kubelet",
+            driver=self.driver_name,
+            endpoint=self.endpoint,
+            method=self.path,
+            request={},
+            response=None,
+            code=code,
+            error=error,
+            duration=time.monotonic() - opened_at,
+        )
+
+    def _consume(self, call: Any, opened_at: float) -> tuple[str, str | None, bool]:
         """Deliver every response; (Go code name the stream ended with, error, any response seen)."""
         code, error, received = "OK", None, False
         try:
             for response in call:
+                if not received:
+                    self._record_call("OK", None, opened_at)
                 received = True
                 self._callback(self.driver_name, convert_response(response))
         except grpc.RpcError as exc:

@@ -81,8 +81,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _add_suite_args(config: pytest.Config, dirs: tuple[Path, ...]) -> None:
-    """Collect the suite: alone when no paths were given, else next to the given paths."""
-    explicit = config.args_source == pytest.Config.ArgsSource.ARGS
+    """Collect the suite: alone when no paths were given, else next to the given paths.
+
+    Paths from the ini file's ``testpaths`` count as given (a driver repository's own
+    ``scenarios/`` next to the suite, as ``drasim init`` configures it).
+    """
+    explicit = config.args_source in (pytest.Config.ArgsSource.ARGS, pytest.Config.ArgsSource.TESTPATHS)
     wanted = [str(d) for d in dirs]
     if not explicit:
         config.args[:] = wanted
@@ -138,7 +142,7 @@ def missing_capability_reason(item: pytest.Item, settings: Settings) -> str:
         reason = "; ".join(parts)
     else:
         reason = "; ".join(f"{label} lacks capability {c!r}" for c in missing)
-    if settings.driver_cmd and any(c != FAKE_PLUGIN for c in missing):
+    if settings.driver_cmd and FAKE_PLUGIN not in missing:  # declaring cannot grant fake-plugin
         reason += " (declare what the driver supports with --drasim-capability)"
     if isinstance(item, ScenarioItem):
         item.record(ScenarioResult.of(item.scenario, "skipped", skip_reason=reason))

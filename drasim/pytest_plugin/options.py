@@ -114,6 +114,7 @@ class Settings:
             time_scale=self.time_scale,
             driver_cmd=self.driver_cmd,
             driver_name=self.driver_name,
+            capabilities=tuple(sorted(self.declared_capabilities)),  # the runner checks them again
             proxy=self.proxy,
             keep_workspace=self.keep_workspace,
             fsync=self.fsync,

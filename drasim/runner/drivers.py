@@ -219,6 +219,10 @@ class ProcessDriverHandle:
     """The driver published ResourceSlices after a start."""
     slices_wiped: bool = False
     """A kubelet start wiped the slices it published; not yet seen republished."""
+    slices_seen_at: float = 0.0
+    """When (time.monotonic) the runner last saw its slices appear (after a start or a wipe)."""
+    wiped_at: float = 0.0
+    """When (time.monotonic) a kubelet start last wiped them."""
     _process: DriverProcess | None = None
 
     def __post_init__(self) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from dataclasses import replace as replace_fields
@@ -26,6 +26,7 @@ from drasim.runner.drivers import DriverHandle, FakeDriverHandle, ProcessDriverH
 from drasim.runner.kubeletslot import Kubelet
 from drasim.runner.options import RunOptions
 from drasim.runner.process import DriverProcessError
+from drasim.runner.republish import republish_deadline
 from drasim.runner.workspace import Workspace
 from drasim.scenario.schema import CommandDriverSpec, DriverSpec, FakeDriverSpec
 
@@ -37,10 +38,6 @@ REGISTRATION_TIMEOUT = 15.0
 CONNECT_TIMEOUT = 5.0
 # How long (real seconds) we wait for a freshly started driver process's ResourceSlices.
 SLICE_TIMEOUT = 10.0
-# How long (real seconds) we wait for a driver process to republish the ResourceSlices the
-# kubelet's start-up wipe deleted: the kubeletplugin helper's slice controller syncs a pool
-# DefaultSyncDelay (30 s, real time) after a slice of it was deleted.
-REPUBLISH_TIMEOUT = 40.0
 
 
 def _exited_on_its_own(handle: DriverHandle) -> bool:
@@ -227,6 +224,7 @@ class DriverFleet:
                 # The start-up wipe removed its slices; the next allocation waits until its
                 # controller republished them (wait_republished_slices).
                 handle.slices_wiped = True
+                handle.wiped_at = time.monotonic()
         for name, handle in self.drivers.items():
             # A driver process that already exited on its own (not stopped by a step) is
             # waited for too: the wait reports its exit status and output at once, instead
@@ -360,6 +358,7 @@ class DriverFleet:
         try:
             if self._wait_for_slices(handle, SLICE_TIMEOUT):
                 handle.publishes_slices = True
+                handle.slices_seen_at = time.monotonic()
         except DriverProcessError:
             if registered:
                 raise
@@ -393,25 +392,30 @@ class DriverFleet:
             return False
         return True
 
-    def wait_republished_slices(self) -> None:
-        """Before allocating: wait for slices that the kubelet's start-up wipe removed.
+    def wait_republished_slices(self, drivers: Collection[str] | None = None) -> None:
+        """Before a step that needs them: wait for slices that the kubelet's start-up wipe removed.
 
-        A driver process's slice controller republishes them on its own schedule (the
-        kubeletplugin helper: 30 s after the delete), so a kubelet restart does not wait
-        for that; only an allocation that needs the slices does.
+        Only for ``drivers`` (default: every driver). A driver process's slice controller
+        republishes them on its own schedule, so a kubelet restart does not wait for that;
+        the wait lasts as long as the kubeletplugin helper can take (drasim.runner.republish).
         """
         for handle in self.drivers.values():
+            if drivers is not None and handle.name not in drivers:
+                continue
             if isinstance(handle, ProcessDriverHandle) and handle.slices_wiped and handle.running:
                 handle.slices_wiped = False
+                deadline = republish_deadline(handle.slices_seen_at, handle.wiped_at)
+                timeout = max(0.0, deadline - time.monotonic())
                 self.journal.record(
                     "plugin-process",
                     action="waiting-for-slices",
                     driver=handle.name,
                     pid=handle.process.pid,
                     message="the kubelet's start-up wipe deleted this driver's ResourceSlices; "
-                    f"waiting up to {REPUBLISH_TIMEOUT:g}s for the driver to publish them again",
+                    f"waiting up to {timeout:.0f}s for the driver to publish them again",
                 )
-                self._wait_for_slices(handle, REPUBLISH_TIMEOUT)
+                if self._wait_for_slices(handle, timeout):
+                    handle.slices_seen_at = time.monotonic()
 
     def _journal_exit(self, handle: ProcessDriverHandle) -> None:
         """Record that a driver process ended on its own (``plugin-process`` ``exited``), if it did."""

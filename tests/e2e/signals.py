@@ -1,7 +1,7 @@
 """Interrupt ``drasim run`` with a driver process running and check what is left behind.
 
 Shared by tests/e2e/test_signals.py (the fake plugin as the driver process) and
-tests/real_driver/ (the example driver).
+tests/real_driver/ (each real driver).
 """
 
 from __future__ import annotations

@@ -92,3 +92,15 @@ def test_suite_collects_the_builtin_conformance_scenarios(pytester: pytest.Pytes
     assert len(names) == 15
     assert all(name.startswith("conformance-") for name in names)
     assert "conformance-prepare-unprepare-round-trip" in names
+
+
+def test_suite_comes_next_to_the_ini_files_testpaths(
+    pytester: pytest.Pytester, write: Any, scenario_text: Any
+) -> None:
+    """``testpaths`` are given paths: the repository's scenarios/ and the suite (drasim init)."""
+    pytester.makeini("[pytest]\ntestpaths = scenarios\ndrasim_suite = conformance\n")
+    write("scenarios/own.yaml", scenario_text("own-scenario"))
+    result = pytester.runpytest("--collect-only", "-q")
+    names = [line.rsplit("::", 1)[1] for line in result.stdout.str().splitlines() if "::" in line]
+    assert "own-scenario" in names
+    assert len(names) == 16

@@ -1,13 +1,12 @@
 """``expectCalls`` and ``expectConsistentReplies``: the gRPC calls the kubelet made to plugins.
 
-DRA calls (NodePrepareResources, NodeUnprepareResources) are taken from the
-kubelet's side of the journal (``rpc`` events with ``side: kubelet``). The
-kubelet's registration code journals outcomes (``registration`` events), not its
-GetInfo / NotifyRegistrationStatus RPCs, and its health streams journal only when a
-stream ends; those methods are therefore counted from the plugin's side (``side:
-plugin``, the fake plugin's record of every call it served; health stream messages
-after the opening are not calls). Should the kubelet side ever journal them, that
-side wins.
+Every method is taken from the kubelet's side of the journal (``rpc`` events with
+``side: kubelet``) when that side journals it: DRA calls always, GetInfo and
+NotifyRegistrationStatus from the registration code, NodeWatchResources from the health
+stream (one call per stream, when its first report arrives or it ends without one), so
+they are counted for any driver. A method that side has not journaled in a run is
+counted from the plugin's side (``side: plugin``, the fake plugin's record of every call
+it served; health stream messages after the opening are not calls).
 """
 
 from __future__ import annotations

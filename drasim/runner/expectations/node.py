@@ -142,7 +142,8 @@ def check_resource_slices(world: World, args: ExpectResourceSlices, ctx: StepCon
     """expectResourceSlices: how many slices (and devices) a driver has for a node."""
     node = world.api.node_name(args.node) if args.node else world.node
     selector = f"spec.nodeName={node}" + (f",spec.driver={args.driver}" if args.driver else "")
-    world.fleet.wait_republished_slices()  # slices a kubelet start wiped: see what the driver republishes
+    if node == world.node:  # slices a kubelet start wiped: see what the driver republishes
+        world.fleet.wait_republished_slices([args.driver] if args.driver else None)
     slices = list_slices(world, selector)
     devices = sum(len((s.get("spec") or {}).get("devices") or []) for s in slices)
     names = [str((s.get("metadata") or {}).get("name", "")) for s in slices]

@@ -7,6 +7,7 @@ plus fakes of the kubelet manager and plugin host.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -129,12 +130,14 @@ class FakeApi:
 @dataclass
 class FakeFleet:
     drivers: dict[str, Any] = field(default_factory=dict)
+    republish_waits: list[list[str] | None] = field(default_factory=list)
 
     def driver(self, name: str = "") -> Any:
         return self.drivers[name] if name else next(iter(self.drivers.values()))
 
-    def wait_republished_slices(self) -> None:
-        """No driver process: no slices to wait for."""
+    def wait_republished_slices(self, drivers: Collection[str] | None = None) -> None:
+        """No driver process: no slices to wait for; which drivers a step asked for is kept."""
+        self.republish_waits.append(None if drivers is None else sorted(drivers))
 
 
 @dataclass

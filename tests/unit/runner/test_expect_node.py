@@ -169,6 +169,9 @@ def test_resource_slices(world: Any) -> None:
         "expected 0 devices in the ResourceSlices of gpu.example.com on node node-1; found 2"
     )
     assert failure.actual == {"count": 1, "devices": 2, "slices": ["a"]}
+    # Only slices the step looks at are waited for after a kubelet start's wipe: all of this
+    # node's, one driver's, and none for another node.
+    assert world.fleet.republish_waits == [None, [W.GPU]]
 
 
 # ------------------------------------------------------------------ pods
