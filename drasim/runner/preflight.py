@@ -24,6 +24,7 @@ NEEDED: tuple[tuple[str, str, str, str], ...] = (
     ("delete", "", "nodes", ""),
     ("create", "", "pods", ""),
     ("delete", "", "pods", ""),
+    ("update", "", "pods", ""),  # the deletion finalizer that keeps a gracefully deleted pod for the kubelet
     ("patch", "", "pods", "status"),
     ("update", "", "pods", "status"),
     ("list", "resource.k8s.io", "resourceclaims", ""),

@@ -56,7 +56,7 @@ func TestRunnerRulesMatchTheDocumentedRole(t *testing.T) {
 	want := map[string]string{
 		"/namespaces":                                   "get list create delete",
 		"/nodes":                                        "get list create delete",
-		"/pods":                                         "get list create delete",
+		"/pods":                                         "get list create update delete",
 		"/pods/status":                                  "get update patch",
 		"resource.k8s.io/resourceclaims":                "get list watch create update patch delete",
 		"resource.k8s.io/resourceclaims/status":         "get update patch",
