@@ -84,6 +84,7 @@ def register(subparsers: Any) -> None:
         "scenario and version, named scenario[kubelet-1.34]); default: the newest, or the newest a "
         "scenario's kubeletVersions allows",
     )
+    add_kubelet_argument(parser)
     parser.add_argument("--keep-workspace", action="store_true", help="keep each scenario's directory tree")
     parser.add_argument(
         "--workspace-dir",
@@ -125,8 +126,12 @@ def run_options(args: argparse.Namespace) -> RunOptions:
             kubelet_versions = parse_version_list(args.kubelet_version)
         except VersionError as err:
             raise ConfigError(f"--kubelet-version: {err}") from None
+    kubelet = kubelet_option(args, kubelet_versions)
+    if kubelet.release is not None and not kubelet_versions:
+        kubelet_versions = (str(kubelet.minor_version),)
     return RunOptions(
         **backend_options(args),
+        kubelet=str(kubelet),
         time_scale=args.time_scale,
         driver_cmd=args.driver_cmd,
         driver_name=args.driver_name,
@@ -138,6 +143,36 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         bugs=tuple(args.inject_bug),
         capabilities=tuple(c for item in args.capability for c in item.split(",") if c),
     )
+
+
+# -- the upstream kubelet (issue 24) ---------------------------------------------------------
+def add_kubelet_argument(parser: argparse.ArgumentParser) -> None:
+    """``--kubelet emulated|upstream|upstream@<release>``."""
+    parser.add_argument(
+        "--kubelet",
+        default="emulated",
+        metavar="KIND",
+        help="whose DRA manager runs the scenarios: emulated (drasim's, the default), upstream "
+        "(k8s.io/kubernetes' own, built with Go for the run's kubelet version and cached) or "
+        "upstream@1.35.4 (that release); see docs/kubelet-fidelity.md",
+    )
+
+
+def kubelet_option(args: argparse.Namespace, kubelet_versions: tuple[str, ...]) -> Any:
+    """The parsed ``--kubelet``; for upstream, the binaries are built now (exit 2 naming what is missing)."""
+    from drasim.upstream_kubelet.choice import parse_kubelet_choice, release_for, upstream_binary
+
+    choice = parse_kubelet_choice(getattr(args, "kubelet", None))
+    if not choice.upstream:
+        return choice
+    if choice.release is not None and kubelet_versions and kubelet_versions != (choice.minor_version,):
+        msg = f"--kubelet {choice} runs kubelet {choice.minor_version}; drop --kubelet-version or make it match"
+        raise ConfigError(msg)
+    from drasim.profiles import DEFAULT_VERSION
+
+    for version in kubelet_versions or (choice.minor_version or DEFAULT_VERSION,):
+        upstream_binary(release_for(choice, version), quiet=False)
+    return choice
 
 
 # -- backends (issue 12) --------------------------------------------------------------------

@@ -111,6 +111,13 @@ class RunOptions:
     """``run_scenarios`` runs every scenario once per version listed here (``--kubelet-version``)."""
     scenario_timeout: float | None = DEFAULT_SCENARIO_TIMEOUT
     """Real seconds one scenario may run (set-up and steps); then it is stopped and fails. None: no limit."""
+    kubelet: str = "emulated"
+    """``emulated`` (drasim's port of the DRA manager), ``upstream`` (upstream's own, built from
+    the release matching the run's kubelet version) or ``upstream@<release>`` (see
+    :mod:`drasim.upstream_kubelet`)."""
+    record_checkpoint_bytes: bool = False
+    """Journal the checkpoint file's bytes (``checkpoint-file``) and each container's CDI devices
+    (``GetResources``) at the end of every step, for ``drasim diff``."""
     fsync: bool = False
     """fsync the kubelet checkpoint and the fake drivers' files on every write, as on a real node.
 
@@ -130,6 +137,8 @@ class KubeletRuntime:
     started_at: float
     checkpoint: FileCheckpointStore
     """The kubelet's checkpoint store, closed when the kubelet stops (it keeps files open)."""
+    upstream: Any = None
+    """With ``--kubelet upstream``: the upstream kubelet process (an UpstreamKubelet)."""
 
 
 @dataclass
@@ -626,17 +635,23 @@ class World:
             fsync=self.options.fsync,
             write_share_id=self.version.checkpoint_share_id,
         )
+        upstream_process: Any = None
         try:
-            manager = Manager(
-                claims=self.kubelet_api,
-                drivers=host.manager,
-                checkpoint=checkpoint,
-                clock=self.clock,
-                recorder=self.journal,
-                metrics=self.metrics,
-                hooks=self._hook,
-                version=self.version,
-            )
+            if self.upstream_kubelet:
+                # --kubelet upstream: upstream's DRA manager in its own process (the plugin host
+                # above still registers drivers for the runner's own waits and health checks).
+                manager, upstream_process = self._start_upstream_manager(host, checkpoint)
+            else:
+                manager = Manager(
+                    claims=self.kubelet_api,
+                    drivers=host.manager,
+                    checkpoint=checkpoint,
+                    clock=self.clock,
+                    recorder=self.journal,
+                    metrics=self.metrics,
+                    hooks=self._hook,
+                    version=self.version,
+                )
         except KubeletError as err:
             host.stop()
             checkpoint.close()
@@ -653,7 +668,7 @@ class World:
             if self._shut_down:
                 host.stop()
             self._check_not_shut_down()
-            self.kubelet = KubeletRuntime(manager, host, scheduler, self.now, checkpoint)
+            self.kubelet = KubeletRuntime(manager, host, scheduler, self.now, checkpoint, upstream_process)
             self.next_reconcile = self.now + float(timers.reconcile_period)
             host.start()
         for handle in self.drivers.values():
@@ -668,6 +683,43 @@ class World:
             if handle.running or _exited_on_its_own(handle):
                 self.wait_registration_attempt(name, since=mark)
         self._republish_slices()
+
+    @property
+    def upstream_kubelet(self) -> bool:
+        """Whether the run uses upstream's own DRA manager (``--kubelet upstream``)."""
+        return self.options.kubelet != "emulated"
+
+    def _start_upstream_manager(self, host: PluginHost, checkpoint: FileCheckpointStore) -> tuple[Any, Any]:
+        """Start the upstream kubelet for this kubelet version; KubeletError when upstream refuses."""
+        from drasim.upstream_kubelet.adapter import UpstreamManager
+        from drasim.upstream_kubelet.choice import parse_kubelet_choice, release_for, upstream_binary
+        from drasim.upstream_kubelet.process import LaunchConfig, UpstreamKubelet, UpstreamStartError
+
+        release = release_for(parse_kubelet_choice(self.options.kubelet), self.version.version)
+        timers = self.profile.timers
+        scale = self.time_scale
+        config = LaunchConfig(
+            binary=Path(upstream_binary(release)),
+            state_dir=self.workspace.checkpoint_path.parent,
+            registry_dir=self.workspace.registry_dir,
+            kubeconfig=self.backend.kubeconfig(),
+            node_name=self.node,
+            log_path=self.workspace.logs_dir / "upstream-kubelet.log",
+            call_timeout=float(timers.call_timeout) * scale,
+            wiping_delay=float(timers.wiping_delay) * scale,
+        )
+        try:
+            process = UpstreamKubelet(config)
+        except UpstreamStartError as err:
+            raise KubeletError(str(err)) from None
+        self.journal.record("kubelet", operation="upstream", release=release, pid=process.pid)
+        manager = UpstreamManager(
+            process,
+            journal=self.journal,
+            checkpoint_path=self.workspace.checkpoint_path,
+            expected_drivers=host.manager.drivers,
+        )
+        return manager, process
 
     def set_version(self, version: str) -> None:
         """Use another kubelet version from the next start on (an upgrade or a downgrade)."""
@@ -688,6 +740,8 @@ class World:
         runtime, self.kubelet = self.kubelet, None
         self.next_reconcile = None
         if runtime is not None:
+            if runtime.upstream is not None:
+                runtime.upstream.stop()
             runtime.host.stop()
             runtime.scheduler.stop()
             runtime.checkpoint.close()

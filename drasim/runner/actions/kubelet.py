@@ -43,6 +43,11 @@ def start_kubelet(world: World, args: S.StartKubelet, ctx: StepContext) -> None:
 @handles(S.RestartKubelet)
 def restart_kubelet(world: World, args: S.RestartKubelet, ctx: StepContext) -> None:
     """Stop (or crash at a hook point while running ``during``) and start again."""
+    if args.crash_at and world.upstream_kubelet:
+        raise StepFailure(
+            "restartKubelet: crashAt hook points are the emulation's; upstream's kubelet has none "
+            "(not comparable with --kubelet upstream)"
+        )
     if args.crash_at:
         if args.during is None:
             raise StepFailure("restartKubelet: crashAt needs a 'during' action that reaches the hook point")

@@ -33,6 +33,9 @@ import (
 	"k8s.io/kubernetes/pkg/kubelet/pluginmanager"
 )
 
+// startErrorPrefix starts the stderr line that says why the manager did not start.
+const startErrorPrefix = "drasim-start-error: "
+
 // never is the reconcile period handed to upstream: drasim runs every pass itself.
 const never = 1000 * time.Hour
 
@@ -86,7 +89,8 @@ func main() {
 	}
 	k, err := start(opts, os.Stdout)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "kubelet: %v\n", err)
+		// drasim reads this line to report why the kubelet refused to start.
+		fmt.Fprintf(os.Stderr, "%s%v\n", startErrorPrefix, err)
 		os.Exit(1)
 	}
 	k.serve(os.Stdin)
@@ -108,8 +112,7 @@ func start(opts options, out *os.File) (*kubelet, error) {
 	manager, err := dra.NewManager(logger, client, opts.stateDir)
 	if err != nil {
 		cancel()
-		// The same words the kubelet's container manager uses when it cannot create it.
-		return nil, fmt.Errorf("failed to initialize dynamic resource allocation manager: %w", err)
+		return nil, err
 	}
 	k := &kubelet{opts: opts, ctx: ctx, cancel: cancel, client: client, manager: manager,
 		drivers: map[string]map[string]bool{}, out: json.NewEncoder(out)}

@@ -1,0 +1,113 @@
+"""Compare two journals of one scenario, emulated and upstream, step by step.
+
+Pure: it reads the journal events of two runs (``ScenarioResult.journal``) and returns the
+first step where they differ in one of these aspects, in this order:
+
+- ``rpc``: the DRA calls the kubelet made (method, driver, claims). Upstream sends one
+  request per driver from a Go map, so the order across drivers is not upstream's to keep:
+  calls compare as a sorted list, and the claims of one request as a set;
+- ``errors``: the errors PrepareResources / UnprepareResources / reconcile returned to pods;
+- ``cdi``: the CDI devices each container got (GetResources);
+- ``checkpoint``: the bytes of dra_manager_state at the end of the step;
+- ``outcome``: the step's own outcome (passed / failed / error).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+DRA_METHODS = ("NodePrepareResources", "NodeUnprepareResources")
+ASPECTS = ("rpc", "errors", "cdi", "checkpoint", "outcome")
+POD_OPERATIONS = ("PrepareResources", "UnprepareResources", "ReconcileUnprepare")
+
+
+@dataclass
+class StepView:
+    """What one step (0: set-up) did, in comparable form."""
+
+    index: int
+    name: str
+    text: str = ""
+    rpc: list[Any] = field(default_factory=list)
+    errors: list[Any] = field(default_factory=list)
+    cdi: list[Any] = field(default_factory=list)
+    checkpoint: str | None = None
+    outcome: str = ""
+
+
+@dataclass
+class Divergence:
+    """The first difference of a scenario."""
+
+    step: int
+    step_name: str
+    step_text: str
+    aspect: str
+    emulated: Any
+    upstream: Any
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def steps_of(journal: Iterable[Mapping[str, Any]]) -> list[StepView]:
+    """The journal cut into steps; the checkpoint carries over from the step before."""
+    steps = [StepView(0, "set-up")]
+    checkpoint: str | None = None
+    for event in journal:
+        kind = event.get("kind")
+        current = steps[-1]
+        if kind == "step":
+            steps.append(
+                StepView(int(event.get("index", len(steps))), str(event.get("name", "")), str(event.get("text", "")))
+            )
+            steps[-1].checkpoint = checkpoint
+        elif kind == "step-end":
+            current.outcome = str(event.get("outcome", ""))
+        elif kind == "rpc" and event.get("side") == "kubelet":
+            method = str(event.get("method", "")).rsplit("/", 1)[-1]
+            if method in DRA_METHODS:
+                request = event.get("request") or {}
+                claims = sorted(
+                    f"{c.get('namespace')}/{c.get('name')}" for c in (request.get("claims") or []) if isinstance(c, Mapping)
+                )
+                current.rpc.append([method, event.get("driver"), claims])
+        elif kind == "kubelet" and event.get("operation") in POD_OPERATIONS and event.get("error"):
+            who = event.get("pod") or event.get("pod_uid")
+            current.errors.append([event.get("operation"), who, event.get("error")])
+        elif kind == "kubelet" and event.get("operation") == "GetResources":
+            current.cdi.append([event.get("pod"), event.get("container"), event.get("cdi")])
+        elif kind == "checkpoint-file":
+            checkpoint = event.get("bytes")
+            current.checkpoint = checkpoint
+    for step in steps:
+        step.rpc.sort()
+        step.errors.sort()
+        step.cdi.sort(key=repr)
+    return steps
+
+
+def first_divergence(
+    emulated: Sequence[Mapping[str, Any]], upstream: Sequence[Mapping[str, Any]]
+) -> Divergence | None:
+    """The first step and aspect where the two journals differ, or None when they agree."""
+    left, right = steps_of(emulated), steps_of(upstream)
+    for i in range(max(len(left), len(right))):
+        if i >= len(left) or i >= len(right):
+            step = left[i] if i < len(left) else right[i]
+            gone = "(the run stopped before this step)"
+            return Divergence(
+                step.index,
+                step.name,
+                step.text,
+                "outcome",
+                left[i].outcome if i < len(left) else gone,
+                right[i].outcome if i < len(right) else gone,
+            )
+        a, b = left[i], right[i]
+        for aspect in ASPECTS:
+            if getattr(a, aspect) != getattr(b, aspect):
+                return Divergence(a.index, a.name, a.text, aspect, getattr(a, aspect), getattr(b, aspect))
+    return None
