@@ -34,6 +34,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "drasim.commands.explore",
     "drasim.commands.serve_apiserver",
     "drasim.commands.upstream",
+    "drasim.commands.diff",
 )
 
 

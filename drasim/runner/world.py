@@ -706,8 +706,19 @@ class World:
             node_name=self.node,
             log_path=self.workspace.logs_dir / "upstream-kubelet.log",
             call_timeout=float(timers.call_timeout) * scale,
-            wiping_delay=float(timers.wiping_delay) * scale,
+            # Not scaled: upstream's wipe timer runs in real time while a scenario's clock only
+            # moves when a step advances it, so a scaled delay would fire between steps.
+            wiping_delay=float(timers.wiping_delay),
         )
+        started = self.journal.mark()
+
+        def registrations() -> dict[str, int]:
+            counts: dict[str, int] = {}
+            for event in self.journal.events("registration", since_seq=started, outcome="registered"):
+                name = str(event.get("driver"))
+                counts[name] = counts.get(name, 0) + 1
+            return counts
+
         try:
             process = UpstreamKubelet(config)
         except UpstreamStartError as err:
@@ -718,6 +729,7 @@ class World:
             journal=self.journal,
             checkpoint_path=self.workspace.checkpoint_path,
             expected_drivers=host.manager.drivers,
+            expected_registrations=registrations,
         )
         return manager, process
 

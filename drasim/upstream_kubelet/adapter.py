@@ -73,11 +73,13 @@ class UpstreamManager:
         journal: Journal,
         checkpoint_path: Path,
         expected_drivers: Callable[[], Collection[str]] = frozenset,
+        expected_registrations: Callable[[], Mapping[str, int]] = dict,
     ) -> None:
         self.kubelet = kubelet
         self._journal = journal
         self._checkpoint_path = checkpoint_path
         self._expected_drivers = expected_drivers
+        self._expected_registrations = expected_registrations
         self._lock = threading.Lock()
         self._copied_rpc = journal.mark()
         self._last_checkpoint: bytes | None = self._read_checkpoint()
@@ -194,12 +196,18 @@ class UpstreamManager:
             raise KubeletError(str(error))
 
     def _wait_registrations(self) -> None:
-        """Wait (bounded) until upstream registered what drasim's registry scan registered."""
-        expected = set(self._expected_drivers())
+        """Wait (bounded) until upstream's plugin manager saw what drasim's registry scan saw:
+        the same drivers, each registered at least as often (a restarted plugin registers again)."""
         deadline = time.monotonic() + REGISTRATION_WAIT
         while True:
-            have = set(self.registered_drivers())
-            if have == expected or time.monotonic() >= deadline:
+            expected = set(self._expected_drivers())
+            counts = self._expected_registrations()
+            reply = self.kubelet.call("drivers")
+            have = set(reply.get("drivers") or [])
+            done = reply.get("registrations") or {}
+            if (have == expected and all(done.get(d, 0) >= n for d, n in counts.items())) or (
+                time.monotonic() >= deadline
+            ):
                 return
             # Upstream's plugin reconciler runs once a second; ask again shortly.
             threading.Event().wait(0.05)

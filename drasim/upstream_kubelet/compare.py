@@ -8,12 +8,14 @@ first step where they differ in one of these aspects, in this order:
   calls compare as a sorted list, and the claims of one request as a set;
 - ``errors``: the errors PrepareResources / UnprepareResources / reconcile returned to pods;
 - ``cdi``: the CDI devices each container got (GetResources);
-- ``checkpoint``: the bytes of dra_manager_state at the end of the step;
+- ``checkpoint``: dra_manager_state at the end of the step (see :func:`canonical_checkpoint`);
 - ``outcome``: the step's own outcome (passed / failed / error).
 """
 
 from __future__ import annotations
 
+import json
+import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -33,7 +35,7 @@ class StepView:
     rpc: list[Any] = field(default_factory=list)
     errors: list[Any] = field(default_factory=list)
     cdi: list[Any] = field(default_factory=list)
-    checkpoint: str | None = None
+    checkpoint: Any = None
     outcome: str = ""
 
 
@@ -52,10 +54,32 @@ class Divergence:
         return asdict(self)
 
 
+def canonical_checkpoint(text: str | None) -> Any:
+    """A checkpoint file in comparable form: its entries sorted by namespace/name (upstream
+    writes them in Go map order), each claim UID replaced by the claim's key (the API server
+    gives each run fresh UIDs), and whether its checksum matches the content."""
+    if text is None:
+        return None
+    try:
+        document = json.loads(text)
+        data = document["Data"]
+        checksum_ok = zlib.crc32(data.encode("utf-8")) == document.get("Checksum")
+        inner = json.loads(data)
+    except (ValueError, KeyError, TypeError):
+        return {"unparsed": text}
+    entries = inner.get("ClaimInfoStateList") or inner.get("Entries")
+    if isinstance(entries, list):
+        for entry in entries:
+            if isinstance(entry, dict) and "ClaimUID" in entry:
+                entry["ClaimUID"] = f"<uid of {entry.get('Namespace')}/{entry.get('ClaimName')}>"
+        entries.sort(key=lambda e: (str(e.get("Namespace")), str(e.get("ClaimName"))) if isinstance(e, dict) else ("", ""))
+    return {"data": inner, "checksumOk": checksum_ok}
+
+
 def steps_of(journal: Iterable[Mapping[str, Any]]) -> list[StepView]:
     """The journal cut into steps; the checkpoint carries over from the step before."""
     steps = [StepView(0, "set-up")]
-    checkpoint: str | None = None
+    checkpoint: Any = None
     for event in journal:
         kind = event.get("kind")
         current = steps[-1]
@@ -80,7 +104,7 @@ def steps_of(journal: Iterable[Mapping[str, Any]]) -> list[StepView]:
         elif kind == "kubelet" and event.get("operation") == "GetResources":
             current.cdi.append([event.get("pod"), event.get("container"), event.get("cdi")])
         elif kind == "checkpoint-file":
-            checkpoint = event.get("bytes")
+            checkpoint = canonical_checkpoint(event.get("bytes"))
             current.checkpoint = checkpoint
     for step in steps:
         step.rpc.sort()

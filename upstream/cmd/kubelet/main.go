@@ -63,8 +63,9 @@ type kubelet struct {
 	activeMu   sync.Mutex
 	active     []*v1.Pod
 
-	driversMu sync.Mutex
-	drivers   map[string]map[string]bool // driver name -> registered endpoints
+	driversMu     sync.Mutex
+	drivers       map[string]map[string]bool // driver name -> registered endpoints
+	registrations map[string]int             // driver name -> successful registrations so far
 
 	outMu sync.Mutex
 	out   *json.Encoder
@@ -102,6 +103,8 @@ func start(opts options, out *os.File) (*kubelet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}
+	// drasim's API server tells its clients apart by user agent (its fault rules name them).
+	config.UserAgent = "kubelet"
 	client, err := kubernetes.NewForConfig(config)
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
@@ -115,7 +118,7 @@ func start(opts options, out *os.File) (*kubelet, error) {
 		return nil, err
 	}
 	k := &kubelet{opts: opts, ctx: ctx, cancel: cancel, client: client, manager: manager,
-		drivers: map[string]map[string]bool{}, out: json.NewEncoder(out)}
+		drivers: map[string]map[string]bool{}, registrations: map[string]int{}, out: json.NewEncoder(out)}
 	manager.DrasimSetReconcilePeriod(never)
 	if err := manager.Start(ctx, k.activePods, nodeGetter(k.getNode), readiness{&k.ready}); err != nil {
 		cancel()
@@ -176,6 +179,7 @@ func (k *kubelet) registered(name, endpoint string, err error) {
 		k.drivers[name] = map[string]bool{}
 	}
 	k.drivers[name][endpoint] = true
+	k.registrations[name]++
 }
 
 func (k *kubelet) deregistered(name, endpoint string) {
@@ -268,6 +272,10 @@ func (k *kubelet) handle(req request) reply {
 		r.Drivers = []string{}
 		for name := range k.drivers {
 			r.Drivers = append(r.Drivers, name)
+		}
+		r.Registrations = make(map[string]int, len(k.registrations))
+		for name, n := range k.registrations {
+			r.Registrations[name] = n
 		}
 		k.driversMu.Unlock()
 		sort.Strings(r.Drivers)

@@ -48,6 +48,7 @@ type reply struct {
 	Bool          *bool              `json:"bool,omitempty"`
 	Text          string             `json:"text,omitempty"`
 	Drivers       []string           `json:"drivers,omitempty"`
+	Registrations map[string]int     `json:"registrations,omitempty"`
 }
 
 // decodeRequest parses and checks one request line.
