@@ -719,10 +719,16 @@ class World:
                 counts[name] = counts.get(name, 0) + 1
             return counts
 
+        before = self.journal.mark()
         try:
             process = UpstreamKubelet(config)
         except UpstreamStartError as err:
             raise KubeletError(str(err)) from None
+        # Upstream wipes the node's ResourceSlices at start, in the background; wait for that
+        # DeleteCollection so it cannot remove slices the drivers publish again afterwards.
+        self.journal.wait_for(
+            REGISTRATION_TIMEOUT, "api", since_seq=before, verb="deletecollection", resource="resourceslices"
+        )
         self.journal.record("kubelet", operation="upstream", release=release, pid=process.pid)
         manager = UpstreamManager(
             process,

@@ -3,10 +3,12 @@
 Pure: it reads the journal events of two runs (``ScenarioResult.journal``) and returns the
 first step where they differ in one of these aspects, in this order:
 
-- ``rpc``: the DRA calls the kubelet made (method, driver, claims). Upstream sends one
+- ``rpc``: the DRA calls the drivers served, from the fake driver's own record in both runs
+  (method, driver, claims; in the step the call began in). Upstream sends one
   request per driver from a Go map, so the order across drivers is not upstream's to keep:
   calls compare as a sorted list, and the claims of one request as a set;
-- ``errors``: the errors PrepareResources / UnprepareResources / reconcile returned to pods;
+- ``errors``: the errors PrepareResources / UnprepareResources / reconcile returned to pods
+  (UIDs masked: the API server gives claims fresh UIDs in every run);
 - ``cdi``: the CDI devices each container got (GetResources);
 - ``checkpoint``: dra_manager_state at the end of the step (see :func:`canonical_checkpoint`);
 - ``outcome``: the step's own outcome (passed / failed / error).
@@ -14,12 +16,15 @@ first step where they differ in one of these aspects, in this order:
 
 from __future__ import annotations
 
+import bisect
 import json
+import re
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 DRA_METHODS = ("NodePrepareResources", "NodeUnprepareResources")
 ASPECTS = ("rpc", "errors", "cdi", "checkpoint", "outcome")
 POD_OPERATIONS = ("PrepareResources", "UnprepareResources", "ReconcileUnprepare")
@@ -66,7 +71,7 @@ def canonical_checkpoint(text: str | None) -> Any:
         checksum_ok = zlib.crc32(data.encode("utf-8")) == document.get("Checksum")
         inner = json.loads(data)
     except (ValueError, KeyError, TypeError):
-        return {"unparsed": text}
+        return {"unparsed": _UUID.sub("<uid>", text)}
     entries = inner.get("ClaimInfoStateList") or inner.get("Entries")
     if isinstance(entries, list):
         for entry in entries:
@@ -79,28 +84,33 @@ def canonical_checkpoint(text: str | None) -> Any:
 def steps_of(journal: Iterable[Mapping[str, Any]]) -> list[StepView]:
     """The journal cut into steps; the checkpoint carries over from the step before."""
     steps = [StepView(0, "set-up")]
+    starts = [float("-inf")]
     checkpoint: Any = None
     for event in journal:
         kind = event.get("kind")
         current = steps[-1]
         if kind == "step":
+            starts.append(float(event.get("t", 0.0)))
             steps.append(
                 StepView(int(event.get("index", len(steps))), str(event.get("name", "")), str(event.get("text", "")))
             )
             steps[-1].checkpoint = checkpoint
         elif kind == "step-end":
             current.outcome = str(event.get("outcome", ""))
-        elif kind == "rpc" and event.get("side") == "kubelet":
+        elif kind == "rpc" and event.get("side") == "plugin":
             method = str(event.get("method", "")).rsplit("/", 1)[-1]
             if method in DRA_METHODS:
                 request = event.get("request") or {}
                 claims = sorted(
-                    f"{c.get('namespace')}/{c.get('name')}" for c in (request.get("claims") or []) if isinstance(c, Mapping)
+                    f"{c.get('namespace')}/{c.get('name')}"
+                    for c in (request.get("claims") or [])
+                    if isinstance(c, Mapping)
                 )
-                current.rpc.append([method, event.get("driver"), claims])
+                started = float(event.get("t", 0.0)) - float(event.get("duration") or 0.0)
+                _step_at(steps, starts, started).rpc.append([method, event.get("driver"), claims])
         elif kind == "kubelet" and event.get("operation") in POD_OPERATIONS and event.get("error"):
             who = event.get("pod") or event.get("pod_uid")
-            current.errors.append([event.get("operation"), who, event.get("error")])
+            current.errors.append([event.get("operation"), who, _UUID.sub("<uid>", str(event.get("error")))])
         elif kind == "kubelet" and event.get("operation") == "GetResources":
             current.cdi.append([event.get("pod"), event.get("container"), event.get("cdi")])
         elif kind == "checkpoint-file":
@@ -111,6 +121,13 @@ def steps_of(journal: Iterable[Mapping[str, Any]]) -> list[StepView]:
         step.errors.sort()
         step.cdi.sort(key=repr)
     return steps
+
+
+def _step_at(steps: list[StepView], starts: list[float], t: float) -> StepView:
+    """The step that was running at journal time ``t`` (a call belongs to the step it began in:
+    a call the kubelet gave up on is recorded by the driver only when it ends)."""
+    index = bisect.bisect_right(starts, t) - 1
+    return steps[max(0, min(index, len(steps) - 1))]
 
 
 def first_divergence(
