@@ -248,7 +248,9 @@ def check(program: str, release: Release | str | None = None) -> str:
         check_overlay.write_text(json.dumps({"Replace": replace}, indent=1), encoding="utf-8")
         args += ["-overlay", str(check_overlay)]
     _run(["go", "vet", *args, f"./cmd/{program}"], workdir, env, f"go vet of {program} for Kubernetes {rel}")
-    return _run(["go", "test", *args, f"./cmd/{program}"], workdir, env, f"go test of {program} for Kubernetes {rel}")
+    return _run(
+        ["go", "test", *args, f"./cmd/{program}"], workdir, env, f"go test of {program} for Kubernetes {rel}"
+    )
 
 
 def _release(release: Release | str | None, source: Path) -> Release:

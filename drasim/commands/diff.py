@@ -47,7 +47,9 @@ def register(subparsers: Any) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("paths", nargs="*", type=Path, help="scenario files or directories (default: the library)")
+    parser.add_argument(
+        "paths", nargs="*", type=Path, help="scenario files or directories (default: the library)"
+    )
     parser.add_argument(
         "--release",
         action="append",
@@ -77,7 +79,9 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError(f"--release: {err}") from None
     for release in releases:
         upstream_binary(release, quiet=False)
-    scenarios = select(load_paths(args.paths or [builtin_scenario_dir()]), tags=args.tag, keyword=args.keyword)
+    scenarios = select(
+        load_paths(args.paths or [builtin_scenario_dir()]), tags=args.tag, keyword=args.keyword
+    )
     if not scenarios:
         print("drasim diff: no scenario matched", file=sys.stderr)
         return 2
@@ -116,7 +120,9 @@ def diff_scenario(scenario: Any, release: str, *, timeout: float | None = 120.0)
             scenario_timeout=timeout,
         )
         started = time.monotonic()
-        results[kind] = run_scenario(scenario, options, results=RESULTS, real_driver_skip=real_driver_skip_reason)
+        results[kind] = run_scenario(
+            scenario, options, results=RESULTS, real_driver_skip=real_driver_skip_reason
+        )
         seconds[kind] = round(time.monotonic() - started, 2)
     emulated, upstream = results["emulated"], results["upstream"]
     row = DiffRow(
@@ -140,7 +146,9 @@ def diff_scenario(scenario: Any, release: str, *, timeout: float | None = 120.0)
         row.why = f"step {divergence.step} ({divergence.step_name}): {divergence.aspect}"
     elif emulated.status != upstream.status:
         row.verdict = DIFFER
-        row.why = f"emulated {emulated.status}, upstream {upstream.status}: {failure_text or _failure(emulated)}"
+        row.why = (
+            f"emulated {emulated.status}, upstream {upstream.status}: {failure_text or _failure(emulated)}"
+        )
     return row
 
 

@@ -166,7 +166,9 @@ def kubelet_option(args: argparse.Namespace, kubelet_versions: tuple[str, ...]) 
     if not choice.upstream:
         return choice
     if choice.release is not None and kubelet_versions and kubelet_versions != (choice.minor_version,):
-        msg = f"--kubelet {choice} runs kubelet {choice.minor_version}; drop --kubelet-version or make it match"
+        msg = (
+            f"--kubelet {choice} runs kubelet {choice.minor_version}; drop --kubelet-version or make it match"
+        )
         raise ConfigError(msg)
     from drasim.profiles import DEFAULT_VERSION
 

@@ -52,6 +52,12 @@ def add_options(parser: pytest.Parser) -> None:
         "(one test per scenario and version: scenario[kubelet-1.34])",
     )
     group.addoption(
+        "--drasim-kubelet",
+        metavar="KIND",
+        help="whose DRA manager runs the scenarios: emulated (default), upstream (k8s.io/kubernetes' "
+        "own, built with Go and cached) or upstream@1.35.4",
+    )
+    group.addoption(
         "--drasim-suite",
         metavar="NAME",
         help=f"collect a built-in scenario suite ({', '.join(SUITES)})",
@@ -136,6 +142,7 @@ class Settings:
     backend: str | None = None
     kubeconfig: Path | None = None
     context: str | None = None
+    kubelet: str = "emulated"
 
     @property
     def capabilities(self) -> frozenset[str]:
@@ -160,6 +167,7 @@ class Settings:
             driver_name=self.driver_name,
             keep_workspace=self.keep_workspace,
             fsync=self.fsync,
+            kubelet=self.kubelet,
             workspace_dir=self.workspace_dir,
             scenario_timeout=self.scenario_timeout,
             backend=self.backend,
@@ -239,6 +247,7 @@ def resolve(config: pytest.Config) -> Settings:
     if root_value is not None:
         root = Path(root_value) if Path(root_value).is_absolute() else root_base / root_value
     globs = tuple(str(g) for g in config.getini("drasim_scenario_globs"))
+    kubelet = _kubelet(config.getoption("drasim_kubelet"), kubelet_versions)
     return Settings(
         driver_cmd=driver_cmd,
         driver_name=driver_name,
@@ -254,9 +263,35 @@ def resolve(config: pytest.Config) -> Settings:
         keep_workspace=bool(config.getoption("drasim_keep_workspace")),
         fsync=bool(config.getoption("drasim_fsync")),
         workspace_dir=_workspace_dir(config.getoption("drasim_workspace_dir")),
-        kubelet_versions=kubelet_versions,
+        kubelet_versions=kubelet_versions or _pinned_version(kubelet),
+        kubelet=kubelet,
         **_backend(config),
     )
+
+
+def _pinned_version(kubelet: str) -> tuple[str, ...]:
+    """``upstream@1.35.4`` runs as kubelet 1.35 (the emulated profile beside it)."""
+    from drasim.upstream_kubelet.choice import parse_kubelet_choice
+
+    minor = parse_kubelet_choice(kubelet).minor_version
+    return (minor,) if minor else ()
+
+
+def _kubelet(value: str | None, versions: tuple[str, ...]) -> str:
+    """``--drasim-kubelet``: checked now; upstream binaries are built now (or a UsageError says
+    what is missing, e.g. Go)."""
+    from drasim.errors import ConfigError
+    from drasim.profiles import DEFAULT_VERSION
+    from drasim.upstream_kubelet.choice import parse_kubelet_choice, release_for, upstream_binary
+
+    try:
+        choice = parse_kubelet_choice(value)
+        if choice.upstream:
+            for version in versions or (choice.minor_version or DEFAULT_VERSION,):
+                upstream_binary(release_for(choice, version))
+    except ConfigError as err:
+        raise pytest.UsageError(f"--drasim-kubelet: {err}") from None
+    return str(choice)
 
 
 def _kubelet_versions(value: str | None) -> tuple[str, ...]:

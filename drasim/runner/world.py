@@ -640,7 +640,7 @@ class World:
             if self.upstream_kubelet:
                 # --kubelet upstream: upstream's DRA manager in its own process (the plugin host
                 # above still registers drivers for the runner's own waits and health checks).
-                manager, upstream_process = self._start_upstream_manager(host, checkpoint)
+                manager, upstream_process = self._start_upstream_manager(host)
             else:
                 manager = Manager(
                     claims=self.kubelet_api,
@@ -689,7 +689,7 @@ class World:
         """Whether the run uses upstream's own DRA manager (``--kubelet upstream``)."""
         return self.options.kubelet != "emulated"
 
-    def _start_upstream_manager(self, host: PluginHost, checkpoint: FileCheckpointStore) -> tuple[Any, Any]:
+    def _start_upstream_manager(self, host: PluginHost) -> tuple[Any, Any]:
         """Start the upstream kubelet for this kubelet version; KubeletError when upstream refuses."""
         from drasim.upstream_kubelet.adapter import UpstreamManager
         from drasim.upstream_kubelet.choice import parse_kubelet_choice, release_for, upstream_binary

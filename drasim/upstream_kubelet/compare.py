@@ -77,7 +77,11 @@ def canonical_checkpoint(text: str | None) -> Any:
         for entry in entries:
             if isinstance(entry, dict) and "ClaimUID" in entry:
                 entry["ClaimUID"] = f"<uid of {entry.get('Namespace')}/{entry.get('ClaimName')}>"
-        entries.sort(key=lambda e: (str(e.get("Namespace")), str(e.get("ClaimName"))) if isinstance(e, dict) else ("", ""))
+        entries.sort(
+            key=lambda e: (
+                (str(e.get("Namespace")), str(e.get("ClaimName"))) if isinstance(e, dict) else ("", "")
+            )
+        )
     return {"data": inner, "checksumOk": checksum_ok}
 
 
@@ -92,7 +96,11 @@ def steps_of(journal: Iterable[Mapping[str, Any]]) -> list[StepView]:
         if kind == "step":
             starts.append(float(event.get("t", 0.0)))
             steps.append(
-                StepView(int(event.get("index", len(steps))), str(event.get("name", "")), str(event.get("text", "")))
+                StepView(
+                    int(event.get("index", len(steps))),
+                    str(event.get("name", "")),
+                    str(event.get("text", "")),
+                )
             )
             steps[-1].checkpoint = checkpoint
         elif kind == "step-end":

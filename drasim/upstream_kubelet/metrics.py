@@ -32,7 +32,9 @@ class TextMetrics:
             match = _SAMPLE.match(line)
             if match is None:
                 continue
-            labels = {k: v.replace('\\"', '"').replace("\\\\", "\\") for k, v in _LABEL.findall(match[2] or "")}
+            labels = {
+                k: v.replace('\\"', '"').replace("\\\\", "\\") for k, v in _LABEL.findall(match[2] or "")
+            }
             try:
                 value = float(match[3])
             except ValueError:
@@ -40,11 +42,11 @@ class TextMetrics:
             samples.append((match[1], _labels(labels), value))
         self._gauges: dict[str, dict[Labels, float]] = {}
         self._histograms: dict[str, dict[Labels, int]] = {}
-        for name, labels, value in samples:
+        for name, key, value in samples:
             if name.endswith("_count") and types.get(name[: -len("_count")]) == "histogram":
-                self._histograms.setdefault(name[: -len("_count")], {})[labels] = int(value)
+                self._histograms.setdefault(name[: -len("_count")], {})[key] = int(value)
             elif types.get(name) in ("gauge", "counter", "untyped", None):
-                self._gauges.setdefault(name, {})[labels] = value
+                self._gauges.setdefault(name, {})[key] = value
 
     def gauge(self, name: str, **labels: str) -> float | None:
         """A gauge's (or counter's) value, or None if the series is absent."""

@@ -100,7 +100,8 @@ def check_metric(world: World, args: ExpectMetric, ctx: StepContext) -> None:
         # --kubelet upstream: upstream's own registry (its collector and DRA histograms).
         from drasim.upstream_kubelet.metrics import TextMetrics
 
-        metrics = TextMetrics(world.kubelet.manager.metrics_text())
+        manager: Any = world.kubelet.manager
+        metrics = TextMetrics(manager.metrics_text())
     series = {tuple(sorted(key)): value for key, value in metrics.series(args.name).items()}
     wanted = tuple(sorted(args.labels.items()))
     name = f"{args.name}{_labels_text(dict(args.labels))}"
