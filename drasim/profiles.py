@@ -78,8 +78,11 @@ class KubeletVersion:
     """``DeviceHealth.message`` is kept and shown (1.36, #135196, gate ResourceHealthStatusMessage)."""
     device_merge: DeviceMerge
     """What a successful NodePrepareResources reply does to the claim's devices of that driver:
-    ``append`` (up to 1.33, no pick) or ``replace`` (kubernetes/kubernetes#140274 ``resetDevices``,
-    master/1.37, cherry-picked to 1.34 by #140953, to 1.35 by #140954 and to 1.36 by #140955)."""
+    ``append`` (up to 1.36) or ``replace`` (kubernetes/kubernetes#140274 ``resetDevices``, 1.37).
+    The cherry-picks #140953 (1.34), #140954 (1.35) and #140955 (1.36) are in none of the newest
+    patches the module proxy serves: v1.34.4, v1.35.4 and v1.36.3 pkg/kubelet/cm/dra/manager.go
+    append each reply's devices with ``info.addDevice`` and have no ``resetDevices`` (measured with
+    ``drasim diff --release 1.34 --release 1.35 --release 1.36``, docs/kubelet-fidelity.md)."""
     checkpoint_share_id: bool
     """``dra_manager_state`` devices carry the ``ShareID`` key (1.35, consumable capacity, KEP-5075).
     Older kubelets write no such key and drop it when they read a newer file."""
@@ -209,11 +212,11 @@ PROFILES: tuple[KubeletVersion, ...] = (
        wiping="after-last-deregistration"),
     _v("1.33", services=_BETA, choice="kubelet-preference", health=(), merge="append", api="v1beta1",
        wiping="after-last-deregistration"),
-    _v("1.34", services=_GA, choice="plugin-order", health=_H1, merge="replace", api="v1",
+    _v("1.34", services=_GA, choice="plugin-order", health=_H1, merge="append", api="v1",
        wiping="after-last-disconnect"),
-    _v("1.35", services=_GA, choice="plugin-order", health=_H1, merge="replace", api="v1",
+    _v("1.35", services=_GA, choice="plugin-order", health=_H1, merge="append", api="v1",
        wiping="after-last-disconnect"),
-    _v("1.36", services=_GA, choice="plugin-order", health=_H1, merge="replace", api="v1",
+    _v("1.36", services=_GA, choice="plugin-order", health=_H1, merge="append", api="v1",
        wiping="after-last-disconnect"),
     _v("1.37", services=_GA, choice="plugin-order", health=(HEALTH_V1, HEALTH_V1ALPHA1), merge="replace",
        api="v1", wiping="after-last-disconnect"),

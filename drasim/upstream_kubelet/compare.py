@@ -71,7 +71,9 @@ def canonical_checkpoint(text: str | None) -> Any:
         checksum_ok = zlib.crc32(data.encode("utf-8")) == document.get("Checksum")
         inner = json.loads(data)
     except (ValueError, KeyError, TypeError):
-        return {"unparsed": _UUID.sub("<uid>", text)}
+        # A damaged file (a scenario truncated it): its length follows the checksum's digits,
+        # which follow the run's random claim UIDs, so compare a masked prefix.
+        return {"unparsed": _UUID.sub("<uid>", text)[:120]}
     entries = inner.get("ClaimInfoStateList") or inner.get("Entries")
     if isinstance(entries, list):
         for entry in entries:
