@@ -86,6 +86,12 @@ class KubeletVersion:
     checkpoint_share_id: bool
     """``dra_manager_state`` devices carry the ``ShareID`` key (1.35, consumable capacity, KEP-5075).
     Older kubelets write no such key and drop it when they read a newer file."""
+    operation_is_error_inverted: bool
+    """``dra_operations_duration_seconds`` labels a success ``is_error="true"`` and a failure
+    ``"false"``: v1.34.4 and v1.35.4 pkg/kubelet/cm/dra/manager.go PrepareResources and
+    UnprepareResources pass ``strconv.FormatBool(err == nil)``; v1.36.3 passes ``isError``
+    (``err != nil``). Measured with ``drasim diff``; 1.31-1.33 are not served, so unverified
+    (drasim keeps the intended labels there)."""
     unprepare_names_from_cache: bool
     """UnprepareResources takes claim names from the claim-info cache first (1.37,
     kubernetes/kubernetes#139845 for #139772); older kubelets derive them from the pod only."""
@@ -193,6 +199,7 @@ def _v(
         health_message=minor >= 36,
         device_merge=merge,
         checkpoint_share_id=minor >= 35,
+        operation_is_error_inverted=minor in (34, 35),
         unprepare_names_from_cache=minor >= 37,
         resource_api_version=api,
         slice_wiping=wiping,

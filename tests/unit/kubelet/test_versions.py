@@ -102,6 +102,7 @@ def test_profile_boundaries() -> None:
     assert [v for v, m in merges.items() if m == "append"] == ["1.31", "1.32", "1.33", "1.34", "1.35", "1.36"]
     assert [v for v in VERSIONS if profile(v).checkpoint_share_id] == ["1.35", "1.36", "1.37"]
     assert [v for v in VERSIONS if profile(v).unprepare_names_from_cache] == ["1.37"]
+    assert [v for v in VERSIONS if profile(v).operation_is_error_inverted] == ["1.34", "1.35"]
     assert [v for v in VERSIONS if profile(v).health_services] == ["1.34", "1.35", "1.36", "1.37"]
     assert {profile(v).resource_api_version for v in VERSIONS} == {"v1alpha3", "v1beta1", "v1"}
 
