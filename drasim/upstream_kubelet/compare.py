@@ -59,6 +59,14 @@ class Divergence:
         return asdict(self)
 
 
+def _error_text(text: str) -> str:
+    """An error in comparable form: UIDs masked, and gRPC-go's two texts for one expired deadline
+    made one. Whether upstream's client reports its own context expiring ("context deadline
+    exceeded") or the server's DEADLINE_EXCEEDED status ("Deadline Exceeded") is a race inside
+    grpc-go when both share the deadline, not a choice of the DRA manager."""
+    return _UUID.sub("<uid>", text).replace("desc = Deadline Exceeded", "desc = context deadline exceeded")
+
+
 def canonical_checkpoint(text: str | None) -> Any:
     """A checkpoint file in comparable form: its entries sorted by namespace/name (upstream
     writes them in Go map order), each claim UID replaced by the claim's key (the API server
@@ -120,7 +128,7 @@ def steps_of(journal: Iterable[Mapping[str, Any]]) -> list[StepView]:
                 _step_at(steps, starts, started).rpc.append([method, event.get("driver"), claims])
         elif kind == "kubelet" and event.get("operation") in POD_OPERATIONS and event.get("error"):
             who = event.get("pod") or event.get("pod_uid")
-            current.errors.append([event.get("operation"), who, _UUID.sub("<uid>", str(event.get("error")))])
+            current.errors.append([event.get("operation"), who, _error_text(str(event.get("error")))])
         elif kind == "kubelet" and event.get("operation") == "GetResources":
             current.cdi.append([event.get("pod"), event.get("container"), event.get("cdi")])
         elif kind == "checkpoint-file":
