@@ -60,6 +60,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("-k", "--keyword", default="", help="only scenarios whose name contains this")
     parser.add_argument("--tag", action="append", default=[], help="only scenarios with this tag")
     parser.add_argument("--json", type=Path, metavar="FILE", help="write the rows as JSON")
+    parser.add_argument(
+        "--markdown", type=Path, metavar="FILE", help="write the scenario x release table as Markdown"
+    )
     parser.add_argument("--scenario-timeout", type=float, default=120.0, metavar="SECONDS")
     parser.add_argument("-v", "--verbose", action="store_true", help="print each row as it is done")
     parser.set_defaults(func=run)
@@ -96,6 +99,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json is not None:
         args.json.write_text(json.dumps([asdict(r) for r in rows], indent=1) + "\n", encoding="utf-8")
         print(f"wrote {args.json}")
+    if args.markdown is not None:
+        args.markdown.write_text(render_markdown(rows), encoding="utf-8")
+        print(f"wrote {args.markdown}")
     return 1 if any(r.verdict == DIFFER for r in rows) else 0
 
 
@@ -181,3 +187,36 @@ def render_terminal(rows: list[DiffRow]) -> str:
         counts[row.verdict] = counts.get(row.verdict, 0) + 1
     lines += ["", ", ".join(f"{n} {verdict}" for verdict, n in sorted(counts.items()))]
     return "\n".join(lines)
+
+
+def render_markdown(rows: list[DiffRow]) -> str:
+    """One line per scenario, one column per release: agree, differ (first divergence) or
+    not comparable (why), as in docs/kubelet-fidelity.md."""
+    releases = list(dict.fromkeys(r.release for r in rows))
+    by_key = {(r.scenario, r.release): r for r in rows}
+    lines = [
+        "| Scenario | " + " | ".join(releases) + " |",
+        "|---|" + "---|" * len(releases),
+    ]
+    for scenario in sorted(dict.fromkeys(r.scenario for r in rows)):
+        cells = []
+        for release in releases:
+            row = by_key.get((scenario, release))
+            cells.append("" if row is None else _cell(row))
+        lines.append(f"| {scenario} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _cell(row: DiffRow) -> str:
+    if row.verdict == AGREE:
+        return "agree"
+    why = row.why.replace("|", "/")
+    if row.verdict == NOT_COMPARABLE:
+        if "crashAt" in why:
+            why = "crashAt hook"
+        elif "outside this scenario's kubeletVersions" in why:
+            why = "version not in scenario"
+        elif "cannot run upstream" in why:
+            why = "kubelet < 1.34"
+        return f"n/c ({why})"
+    return f"**differ** ({why[:80]})"
