@@ -105,6 +105,10 @@ func start(opts options, out *os.File) (*kubelet, error) {
 	}
 	// drasim's API server tells its clients apart by user agent (its fault rules name them).
 	config.UserAgent = "kubelet"
+	// The kubelet's own client limits (KubeletConfiguration kubeAPIQPS and kubeAPIBurst
+	// defaults), not client-go's 5 QPS.
+	config.QPS = 50
+	config.Burst = 100
 	client, err := kubernetes.NewForConfig(config)
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
