@@ -43,7 +43,7 @@ def start_kubelet(world: World, args: S.StartKubelet, ctx: StepContext) -> None:
 @handles(S.RestartKubelet)
 def restart_kubelet(world: World, args: S.RestartKubelet, ctx: StepContext) -> None:
     """Stop (or crash at a hook point while running ``during``) and start again."""
-    if args.crash_at and world.upstream_kubelet:
+    if args.crash_at and getattr(world, "upstream_kubelet", False):
         raise StepFailure(
             "restartKubelet: crashAt hook points are the emulation's; upstream's kubelet has none "
             "(not comparable with --kubelet upstream)"

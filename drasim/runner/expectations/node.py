@@ -96,7 +96,7 @@ def check_metric(world: World, args: ExpectMetric, ctx: StepContext) -> None:
     a missing series); use ``present`` to tell the two apart.
     """
     metrics: Any = world.metrics
-    if world.upstream_kubelet and world.kubelet is not None:
+    if getattr(world, "upstream_kubelet", False) and world.kubelet is not None:
         # --kubelet upstream: upstream's own registry (its collector and DRA histograms).
         from drasim.upstream_kubelet.metrics import TextMetrics
 
