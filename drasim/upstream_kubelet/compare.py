@@ -12,6 +12,9 @@ first step where they differ in one of these aspects, in this order:
 - ``cdi``: the CDI devices each container got (GetResources);
 - ``checkpoint``: dra_manager_state at the end of the step (see :func:`canonical_checkpoint`);
 - ``outcome``: the step's own outcome (passed / failed / error).
+
+After a ``parallel`` step that starts pods, devices are compared without who got which (see
+:func:`_unassigned`).
 """
 
 from __future__ import annotations
@@ -153,6 +156,7 @@ def first_divergence(
 ) -> Divergence | None:
     """The first step and aspect where the two journals differ, or None when they agree."""
     left, right = steps_of(emulated), steps_of(upstream)
+    raced = False
     for i in range(max(len(left), len(right))):
         if i >= len(left) or i >= len(right):
             step = left[i] if i < len(left) else right[i]
@@ -166,7 +170,34 @@ def first_divergence(
                 right[i].outcome if i < len(right) else gone,
             )
         a, b = left[i], right[i]
+        raced = raced or (a.name == "parallel" and "startPod" in a.text)
         for aspect in ASPECTS:
-            if getattr(a, aspect) != getattr(b, aspect):
+            x, y = getattr(a, aspect), getattr(b, aspect)
+            if raced and aspect in ("cdi", "checkpoint"):
+                x, y = _unassigned(aspect, x), _unassigned(aspect, y)
+            if x != y:
                 return Divergence(a.index, a.name, a.text, aspect, getattr(a, aspect), getattr(b, aspect))
     return None
+
+
+def _unassigned(aspect: str, value: Any) -> Any:
+    """Devices without the pod or claim that got them.
+
+    Pods started by one ``parallel`` step are scheduled in whatever order their threads reach
+    drasim's scheduler, so which claim gets which device is a race of the runner, not of the
+    kubelet; from such a step on, both runs are compared on the devices handed out, not on who
+    got which.
+    """
+    if aspect == "cdi":
+        return sorted(json.dumps(group) for _pod, _ctr, groups in value for group in (groups or []))
+    if not isinstance(value, dict) or "data" not in value:
+        return value
+    inner = json.loads(json.dumps(value["data"]))
+    devices: list[str] = []
+    for entry in inner.get("ClaimInfoStateList") or []:
+        for driver, state in (entry.get("DriverState") or {}).items():
+            for device in (state or {}).get("Devices") or []:
+                devices.append(json.dumps([driver, device], sort_keys=True))
+            if state:
+                state["Devices"] = "<compared as a set>"
+    return {"data": inner, "devices": sorted(devices), "checksumOk": value.get("checksumOk")}

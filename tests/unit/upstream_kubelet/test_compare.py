@@ -116,3 +116,41 @@ def test_a_run_that_stopped_early_differs_in_outcome() -> None:
     assert found is not None
     assert (found.step, found.aspect) == (2, "outcome")
     assert found.upstream == "(the run stopped before this step)"
+
+
+def test_devices_raced_by_a_parallel_step_compare_as_a_set() -> None:
+    def run(first: str, second: str) -> list[dict[str, Any]]:
+        entries = [
+            _entry("c1", "u1") | {"DriverState": {"d": {"Devices": [{"DeviceName": first}]}}},
+            _entry("c2", "u2") | {"DriverState": {"d": {"Devices": [{"DeviceName": second}]}}},
+        ]
+        return [
+            {
+                "kind": "step",
+                "t": 1.0,
+                "index": 1,
+                "name": "parallel",
+                "text": "parallel {steps: [startPod...]}",
+            },
+            {
+                "kind": "kubelet",
+                "operation": "GetResources",
+                "pod": "default/p1",
+                "container": "c",
+                "cdi": [[first]],
+            },
+            {
+                "kind": "kubelet",
+                "operation": "GetResources",
+                "pod": "default/p2",
+                "container": "c",
+                "cdi": [[second]],
+            },
+            {"kind": "checkpoint-file", "bytes": _checkpoint(entries)},
+            {"kind": "step-end", "index": 1, "name": "parallel", "outcome": "passed"},
+        ]
+
+    assert first_divergence(run("gpu-0", "gpu-1"), run("gpu-1", "gpu-0")) is None
+    found = first_divergence(run("gpu-0", "gpu-1"), run("gpu-0", "gpu-2"))
+    assert found is not None
+    assert found.aspect == "cdi"
