@@ -76,7 +76,7 @@ def bench_http_get(server: HttpApiServer, count: int) -> None:
     samples = []
     for _ in range(count):
         start = time.perf_counter()
-        conn.request("GET", CLAIM_PATH, headers={"Accept": "application/json"})
+        conn.request("GET", CLAIM_PATH, headers={"Accept": "application/json", **server.auth_header})
         resp = conn.getresponse()
         json.loads(resp.read())
         samples.append(time.perf_counter() - start)
@@ -102,7 +102,9 @@ def bench_watch(server: HttpApiServer, count: int) -> None:
     store = server.store
     rtype = store.registry.resource("resource.k8s.io", "v1", "resourceslices")
     conn = http.client.HTTPConnection(server.host, server.port)
-    conn.request("GET", f"{SLICES}?watch=true&resourceVersion={store.resource_version}")
+    conn.request(
+        "GET", f"{SLICES}?watch=true&resourceVersion={store.resource_version}", headers=server.auth_header
+    )
     resp = conn.getresponse()
     assert resp.status == 200
 

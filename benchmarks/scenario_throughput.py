@@ -26,8 +26,8 @@ from pathlib import Path
 from progress import progress
 
 from drasim.report.model import RESULTS, RunReport, ScenarioResult
+from drasim.runner.options import RunOptions
 from drasim.runner.run import run_scenarios
-from drasim.runner.world import RunOptions
 from drasim.scenario import builtin_scenario_dir, load_paths
 from drasim.scenario.schema import Scenario
 

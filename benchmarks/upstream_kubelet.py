@@ -25,8 +25,8 @@ from pathlib import Path
 
 from drasim import gobuild
 from drasim.report import RESULTS
+from drasim.runner.options import RunOptions
 from drasim.runner.run import run_scenario
-from drasim.runner.world import RunOptions
 from drasim.scenario import load_paths
 
 

@@ -109,12 +109,26 @@ HEALTH_APIS: tuple[PluginApi, ...] = (
 
 _BY_SERVICE = {api.service: api for api in (*DRA_APIS, *HEALTH_APIS)}
 
-# Names for the rows that code must single out (each one documents a quirk that depends on it).
-DRA_V1 = DRA_APIS[0].service
-DRA_V1BETA1 = DRA_APIS[1].service
-DRA_V1ALPHA4 = DRA_APIS[2].service
-HEALTH_V1 = HEALTH_APIS[0].service
-HEALTH_V1ALPHA1 = HEALTH_APIS[1].service
+
+def _service(kind: str, version: str) -> str:
+    """The service name of the row of ``kind`` (dra, health) and proto ``version``."""
+    (api,) = [api for api in (*DRA_APIS, *HEALTH_APIS) if api.kind == kind and api.version == version]
+    return api.service
+
+
+# Names for the rows that code must single out (each one documents a quirk that depends on it),
+# looked up by kind and version, so reordering the tables cannot swap them.
+DRA_V1 = _service("dra", "v1")
+DRA_V1BETA1 = _service("dra", "v1beta1")
+DRA_V1ALPHA4 = _service("dra", "v1alpha4")
+HEALTH_V1 = _service("health", "v1")
+HEALTH_V1ALPHA1 = _service("health", "v1alpha1")
+
+#: resource.k8s.io versions drasim knows, newest first (v1alpha3: what kubelet 1.31 reads claims through).
+RESOURCE_API_VERSIONS: tuple[str, ...] = ("v1", "v1beta2", "v1beta1", "v1alpha3")
+#: The resource.k8s.io versions served by default, and the ones ResourceSlices are read through
+#: (newest first; the first served one wins).
+DEFAULT_RESOURCE_API_VERSIONS: tuple[str, ...] = RESOURCE_API_VERSIONS[:3]
 
 #: Every DRA service name, newest first.
 DRA_SERVICES: tuple[str, ...] = tuple(api.service for api in DRA_APIS)

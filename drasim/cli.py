@@ -29,12 +29,14 @@ COMMAND_MODULES: tuple[str, ...] = (
     "drasim.commands.run",
     "drasim.commands.checkpoint",
     "drasim.commands.fake_plugin",
+    "drasim.commands.proxy",
     "drasim.commands.validate",
     "drasim.commands.list_cmd",
     "drasim.commands.explore",
     "drasim.commands.serve_apiserver",
     "drasim.commands.upstream",
     "drasim.commands.diff",
+    "drasim.commands.control_plane",
 )
 
 

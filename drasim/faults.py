@@ -22,7 +22,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
-from drasim.scenario.limits import MAX_COUNT, MAX_DURATION, MAX_HTTP_STATUS, doc
+from drasim.limits import MAX_COUNT, MAX_DURATION, MAX_HTTP_STATUS, doc
 
 # ----------------------------------------------------------------------------- plugin faults
 Rpc = Literal[
@@ -74,6 +74,10 @@ PluginCrash = Literal["before", "after"]
 
 PLUGIN_CRASHES: tuple[str, ...] = typing.get_args(PluginCrash)
 
+PROXY_CAPABILITY = "proxy"
+"""The capability (``drasim.conformance``) of a driver whose plugin faults something applies for
+it: the fake plugin itself, or drasim's proxy on a real driver's sockets (:mod:`drasim.proxy`)."""
+
 UNKNOWN_UID = "00000000-0000-0000-0000-00000000dead"
 """The claim UID an ``unknownUID`` fault adds to a reply, unless the rule names its own."""
 
@@ -83,8 +87,9 @@ class PluginFault:
     """One fault rule for a DRA plugin's gRPC methods.
 
     Rules are checked in the order they were added; the first rule that matches a call
-    and still has uses left applies. The fake plugin applies the rules: a real driver process
-    cannot be told to misbehave, so a scenario with plugin faults is skipped for real drivers.
+    and still has uses left applies. The fake plugin applies the rules, and for a real driver
+    process drasim's proxy applies them on the wire (:mod:`drasim.proxy`); with neither, a
+    scenario with plugin faults is skipped.
     """
 
     driver: str = field(
@@ -199,8 +204,10 @@ def plugin_fault_problem(fault: PluginFault) -> tuple[str, str] | None:
         return "crash", f"expected 'before' or 'after', got '{fault.crash}'"
     for name in ("delay", "times", "after"):
         value = getattr(fault, name)
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
             return name, f"must be >= 0, got {value!r}"
+    if not fault.delay <= MAX_DURATION:
+        return "delay", f"must be at most {MAX_DURATION:g} seconds, got {fault.delay!r}"
     return None
 
 
@@ -321,8 +328,8 @@ def api_fault_problem(fault: ApiFault) -> str | None:  # noqa: PLR0911 - one ret
         return f"fault resource: {fault.resource!r} is not served; valid resources: {valid}"
     if fault.code and fault.code not in API_FAULT_CODES:
         return f"fault code: {fault.code!r} is not supported; valid codes: {list(API_FAULT_CODES)}"
-    if fault.delay < 0:
-        return f"fault latency: must be >= 0 seconds, got {fault.delay}"
+    if not 0 <= fault.delay <= MAX_DURATION:  # NaN fails too
+        return f"fault latency: must be >= 0 and at most {MAX_DURATION:g} seconds, got {fault.delay}"
     if fault.times < 0:
         return f"fault times: must be >= 0 (0: every matching request), got {fault.times}"
     if not fault.effective:

@@ -17,6 +17,7 @@ import contextlib
 import errno
 import os
 import secrets
+import stat
 from pathlib import Path
 
 
@@ -121,3 +122,45 @@ def fsync_directory(directory: str | os.PathLike[str]) -> None:
 def atomic_write_text(path: str | os.PathLike[str], text: str, *, mode: int | None = None) -> Path:
     """:func:`atomic_write_bytes` for UTF-8 text."""
     return atomic_write_bytes(path, text.encode("utf-8"), mode=mode)
+
+
+class UnsuitableFileError(OSError):
+    """A file that is not a regular file, or larger than the reader accepts (``str()`` says which)."""
+
+
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a directory"),
+)
+
+
+def read_regular_file(path: str | os.PathLike[str], limit: int) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes, checked before anything is read.
+
+    A FIFO, device, socket or directory, or a file above ``limit`` (by its size, or by what
+    reading finds, for files that grow or report no size), raises :class:`UnsuitableFileError`
+    with the reason; other failures raise :class:`OSError` as ``open`` does. Opening does not
+    block on a FIFO without a writer.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        kind = next((name for test, name in _KINDS if test(mode)), None)
+        if kind is not None or not stat.S_ISREG(mode):
+            raise UnsuitableFileError(f"not a regular file: it is {kind or 'a special file'}")
+        size = os.fstat(fd).st_size
+        if size > limit:
+            raise UnsuitableFileError(f"the file is {size} bytes, more than the limit of {limit} bytes")
+        chunks: list[bytes] = []
+        total = 0
+        while chunk := os.read(fd, min(1 << 20, limit + 1 - total)):
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:
+                raise UnsuitableFileError(f"the file is more than the limit of {limit} bytes")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)

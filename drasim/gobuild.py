@@ -202,7 +202,7 @@ def build(program: str, release: Release | str | None = None, *, quiet: bool = T
         program_dir = source / "cmd" / program
         workdir = _module_for(source, rel, cache, program, private=bool(_overlay_files(program_dir)))
         env = _go_env()
-        args = ["go", "build", "-tags", rel.tag, "-o", "", f"./cmd/{program}"]
+        args = ["go", "build", "-tags", rel.tag, "-ldflags", _ldflags(rel), "-o", "", f"./cmd/{program}"]
         overlay = _overlay(program_dir / "_overlay", workdir, cache, program, rel, env=env)
         if overlay is not None:
             args[2:2] = ["-overlay", str(overlay)]
@@ -261,6 +261,13 @@ def _release(release: Release | str | None, source: Path) -> Release:
     return parse_release(release)
 
 
+def _ldflags(rel: Release) -> str:
+    """Stamp the release into k8s.io/component-base/version, as Kubernetes' own build does
+    (without it a server's /version says v0.0.0-master)."""
+    pkg = "k8s.io/component-base/version"
+    return f"-X {pkg}.gitVersion=v{rel.version} -X {pkg}.gitMajor=1 -X {pkg}.gitMinor={rel.minor}"
+
+
 def _go_env() -> dict[str, str]:
     env = dict(os.environ)
     env.setdefault("GOFLAGS", "-buildvcs=false")
@@ -279,7 +286,7 @@ def _go_version() -> str:
 
 def _source_key(source: Path, rel: Release) -> str:
     digest = hashlib.sha256()
-    digest.update(f"{rel.version}\0{_go_version_cached()}\0".encode())
+    digest.update(f"{rel.version}\0{_go_version_cached()}\0{_ldflags(rel)}\0".encode())
     for path in sorted(source.rglob("*")):
         if path.is_file() and (path.suffix in {".go", ".json", ".txt"} or path.name in {"go.mod", "go.sum"}):
             digest.update(str(path.relative_to(source)).encode() + b"\0")

@@ -17,12 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from drasim.apiversions import DEFAULT_RESOURCE_API_VERSIONS
 from drasim.errors import ApiError, ConfigError
 
 KubeObject = dict[str, Any]
 ClaimSource = Callable[[str, str], KubeObject]
 
-RESOURCE_VERSIONS = ("v1", "v1beta2", "v1beta1")
+RESOURCE_VERSIONS = DEFAULT_RESOURCE_API_VERSIONS
+"""The versions a claim is read through when the client has none of its own, newest first."""
 
 
 @dataclass(frozen=True)

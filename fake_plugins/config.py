@@ -10,7 +10,7 @@ from typing import Any
 
 from drasim import apiversions
 from drasim.errors import ConfigError
-from drasim.scenario.limits import MAX_NODE_DEVICES
+from drasim.limits import MAX_NODE_DEVICES
 from fake_plugins.behaviour import Behaviour
 from fake_plugins.decode import decode
 

@@ -18,9 +18,10 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
+from drasim.errors import CheckpointError
 from drasim.faults import PluginFault
 from drasim.values import ClaimRef, Device, PrepareResult, UnprepareResult
-from fake_plugins import cdi
+from fake_plugins import cdi, names
 from fake_plugins.behaviour import Behaviour, claim_matches
 from fake_plugins.claims import (
     ClaimSource,
@@ -97,6 +98,7 @@ class DriverCore:
         self, claims: Sequence[ClaimRef], faults: Sequence[PluginFault], context: Any = None
     ) -> dict[str, PrepareResult]:
         """Prepare every claim; whole-call problems raise :class:`CallError`."""
+        _check_refs(claims)
         try:
             objects = self._fetch_claims(claims)
         except CallError:
@@ -121,8 +123,8 @@ class DriverCore:
                 result, did_change = self._prepare_one(ref, obj)
                 results[ref.uid] = result
                 changed = changed or did_change
-            if changed:
-                self.state.save()
+            if changed or self.state.claims.pending:
+                _save(self.state)  # also what an earlier failed save left unwritten
             _shape_reply(results, claims, faults, PrepareResult())
             if self._bug("drops-claim") and claims:
                 results.pop(claims[-1].uid, None)
@@ -194,9 +196,11 @@ class DriverCore:
             ((d.cdi_device_ids or ("=",))[0].split("=", 1)[1], d.pool_name, d.device_name) for d in devices
         ]
         spec = cdi.build_spec(self.config.cdi_kind, self.config.driver_name, uid, entries)
-        cdi.write_spec(
-            cdi.spec_path(self.config.cdi_dir, self.config.driver_name, uid), spec, sync=self.config.fsync
-        )
+        path = cdi.spec_path(self.config.cdi_dir, self.config.driver_name, uid)
+        try:
+            cdi.write_spec(path, spec, sync=self.config.fsync)
+        except OSError as err:
+            raise CallError("INTERNAL", f"{path}: cannot write CDI spec: {err.strerror or err}") from None
 
     # --- NodeUnprepareResources -----------------------------------------------
 
@@ -204,6 +208,7 @@ class DriverCore:
         self, claims: Sequence[ClaimRef], faults: Sequence[PluginFault], context: Any = None
     ) -> dict[str, UnprepareResult]:
         """Unprepare every claim; an unknown claim is a success."""
+        _check_refs(claims)
         with self._serialized():
             if context is None:
                 self.effects.before(faults)
@@ -222,14 +227,18 @@ class DriverCore:
                     continue
                 known = self.state.claims.pop(ref.uid, None)
                 if known is not None or not self._bug("forgets-state"):
-                    cdi.remove_spec(
-                        cdi.spec_path(self.config.cdi_dir, self.config.driver_name, ref.uid),
-                        sync=self.config.fsync,
-                    )
+                    path = cdi.spec_path(self.config.cdi_dir, self.config.driver_name, ref.uid)
+                    try:
+                        cdi.remove_spec(path, sync=self.config.fsync)
+                    except OSError as err:
+                        if known is not None:
+                            self.state.claims[ref.uid] = known  # still prepared: a retry removes it
+                        reason = err.strerror or err
+                        raise CallError("INTERNAL", f"{path}: cannot remove CDI spec: {reason}") from None
                 changed = changed or known is not None
                 results[ref.uid] = UnprepareResult()
-            if changed:
-                self.state.save()
+            if changed or self.state.claims.pending:
+                _save(self.state)  # also what an earlier failed save left unwritten
             _shape_reply(results, claims, faults, UnprepareResult())
             self.effects.after(faults)
             return results
@@ -264,3 +273,19 @@ def _shape_reply(
                     results.pop(ref.uid, None)
         if fault.unknown_uid:
             results[fault.added_uid] = empty  # type: ignore[assignment]
+
+
+def _save(state: DriverState) -> None:
+    """Write the driver's checkpoint; a file-system failure fails the call with the file and reason."""
+    try:
+        state.save()
+    except CheckpointError as err:
+        raise CallError("INTERNAL", str(err)) from None
+
+
+def _check_refs(claims: Sequence[ClaimRef]) -> None:
+    """Refuse the whole call (INVALID_ARGUMENT) when a claim's UID, name or namespace could not
+    come from Kubernetes: the UID becomes part of a file name (see :mod:`fake_plugins.names`)."""
+    problem = names.first_problem(claims)
+    if problem is not None:
+        raise CallError("INVALID_ARGUMENT", problem)

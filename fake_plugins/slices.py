@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from drasim.errors import ConfigError
-from drasim.scenario.limits import RESOURCE_SLICE_MAX_DEVICES
+from drasim.limits import RESOURCE_SLICE_MAX_DEVICES
 from fake_plugins.config import FakeDriverConfig
 
 KubeObject = dict[str, Any]

@@ -187,6 +187,15 @@ class PreparedClaims(dict[str, PreparedClaim]):
         self.update(other)
         return self
 
+    @property
+    def pending(self) -> bool:
+        """Whether a claim changed since the last :meth:`take_changed`."""
+        return bool(self._changed)
+
+    def mark_changed(self, uids: set[str]) -> None:
+        """Note ``uids`` as changed again (their files could not be written)."""
+        self._changed |= uids
+
     def take_changed(self) -> set[str]:
         """The UIDs set or removed since the previous call."""
         changed, self._changed = self._changed, set()
@@ -249,18 +258,27 @@ class DriverState:
             return
         if every_claim:
             changed |= set(self.claims)
-        for uid in sorted(changed):
-            path = folder / claim_file_name(uid)
-            claim = self.claims.get(uid)
-            if claim is None:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(path)
-            else:
-                # durable=False: the directory is fsynced once below, not once per file.
-                blob = claim_file_bytes(self.driver, uid, claim)
-                atomic_write_bytes(path, blob, durable=False, sync=self.sync)
-        if self.sync and changed:
-            fsync_directory(folder)  # the renames and removals
+        done: set[str] = set()
+        path = folder
+        try:
+            for uid in sorted(changed):
+                path = folder / claim_file_name(uid)
+                claim = self.claims.get(uid)
+                if claim is None:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(path)
+                else:
+                    # durable=False: the directory is fsynced once below, not once per file.
+                    blob = claim_file_bytes(self.driver, uid, claim)
+                    atomic_write_bytes(path, blob, durable=False, sync=self.sync)
+                done.add(uid)
+            if self.sync and changed:
+                path = folder
+                fsync_directory(folder)  # the renames and removals
+        except OSError as err:
+            self.claims.mark_changed(changed - done)  # written by the next save that succeeds
+            reason = err.strerror or str(err)
+            raise CheckpointError(f"{path}: cannot write fake driver checkpoint: {reason}") from None
 
     def to_json(self) -> dict[str, Any]:
         """Every prepared claim as its file's document, by UID (sorted)."""

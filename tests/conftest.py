@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -56,6 +58,60 @@ def _load_module(name: str, path: Path) -> ModuleType:
 
 for _name, _path in HELPERS.items():
     _load_module(_name, _path)
+
+
+#: Set to ``skip`` to run without building drasim's Go programs (their tests then skip).
+GO_ENV = "DRASIM_TEST_GO"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Build drasim's Go programs once, before any test, outside every test's timeout.
+
+    Only the main process builds (pytest-xdist workers find the binaries in the cache). Without
+    Go the Go-backed tests skip with the reason; with Go, a build that fails stops the run: a
+    broken Go program must not pass as skipped tests.
+    """
+    from drasim import gobuild
+
+    if hasattr(config, "workerinput"):
+        return
+    problem = gobuild.go_problem()
+    if os.environ.get(GO_ENV) == "skip":
+        problem = f"{GO_ENV}=skip"
+    if problem:
+        return
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    for program in gobuild.programs():
+        if gobuild.cached(program) is None:
+            started = time.monotonic()
+            if reporter is not None:
+                reporter.write_line(f"drasim tests: building Go program {program} (cached after) ...")
+            try:
+                gobuild.build(program)
+            except gobuild.GoError as err:
+                raise pytest.UsageError(f"building drasim's Go program {program} failed: {err}") from None
+            if reporter is not None:
+                reporter.write_line(f"drasim tests: built {program} in {time.monotonic() - started:.0f} s")
+
+
+@pytest.fixture(scope="session")
+def go_program() -> Callable[[str], Path]:
+    """``go_program("kubelet")``: the cached binary of one of drasim's Go programs.
+
+    Skips the test with the reason when Go is not there (or ``DRASIM_TEST_GO=skip``).
+    """
+    from drasim import gobuild
+
+    def get(program: str) -> Path:
+        problem = gobuild.go_problem() or (f"{GO_ENV}=skip" if os.environ.get(GO_ENV) == "skip" else None)
+        if problem:
+            pytest.skip(f"drasim's Go program {program} cannot be built here: {problem}")
+        binary = gobuild.cached(program)
+        if binary is None:  # a program added after the session started, or an xdist worker race
+            binary = gobuild.build(program)
+        return binary
+
+    return get
 
 
 @pytest.fixture(scope="session")

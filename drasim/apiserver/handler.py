@@ -10,9 +10,11 @@ responses are always JSON, which client-go accepts alongside protobuf.
 
 from __future__ import annotations
 
+import hmac
 import json
 import logging
 import re
+import time
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
@@ -39,11 +41,35 @@ _HEALTH = ("healthz", "livez", "readyz")
 _METHOD = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 
 
+class _HeaderDeadline:
+    """The request's ``rfile`` while its request line and headers are read: each line
+    may only wait for what is left of one deadline (a slow client cannot hold a thread
+    by sending a byte now and then)."""
+
+    def __init__(self, rfile: Any, connection: Any, deadline: float) -> None:
+        self._rfile = rfile
+        self._connection = connection
+        self._deadline = deadline
+
+    def readline(self, limit: int = -1) -> bytes:
+        remaining = self._deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError("the request headers took too long")
+        self._connection.settimeout(remaining)
+        line: bytes = self._rfile.readline(limit)
+        return line
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._rfile, name)
+
+
 class ApiRequestHandler(BaseHTTPRequestHandler):
     """One connection of the fake API server (HTTP/1.1, keep-alive)."""
 
     protocol_version = "HTTP/1.1"
     _body_read = False
+    _plain_rfile: Any = None
+    authenticated = False
     disable_nagle_algorithm = True  # headers and body are separate writes: avoid 40 ms delayed-ACK stalls
     server: ApiHttpServer
 
@@ -68,8 +94,34 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
         self._dispatch("DELETE")
 
     def log_message(self, format: str, *args: Any) -> None:
-        """Route http.server's access log to logging instead of stderr."""
-        log.debug("%s %s", self.address_string(), format % args)
+        """Route http.server's access log to logging instead of stderr (the token left out)."""
+        message = (format % args).replace(self.server.token, "<token>")
+        log.debug("%s %s", self.address_string(), message)
+
+    # ------------------------------------------------------- timeouts
+    def handle_one_request(self) -> None:
+        """Wait at most the idle timeout for a request, then read its headers under the header deadline."""
+        server = self.server
+        self.connection.settimeout(server.idle_timeout)
+        try:
+            if not self.rfile.peek(1):  # type: ignore[attr-defined]  # a BufferedReader
+                self.close_connection = True  # the client closed the connection
+                return
+        except OSError:  # idle too long (TimeoutError) or reset
+            self.close_connection = True
+            return
+        self._plain_rfile = self.rfile
+        deadline = time.monotonic() + server.header_timeout
+        self.rfile = _HeaderDeadline(self.rfile, self.connection, deadline)  # type: ignore[assignment]
+        try:
+            super().handle_one_request()
+        finally:
+            self._end_header_phase()
+
+    def _end_header_phase(self) -> None:
+        if self._plain_rfile is not None:
+            self.rfile, self._plain_rfile = self._plain_rfile, None
+            self.connection.settimeout(self.server.idle_timeout)
 
     # ------------------------------------------------------- protocol errors
     def parse_request(self) -> bool:
@@ -82,7 +134,9 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
         same 405 MethodNotAllowed (or 404 NotFound) Status instead of http.server's 501.
         Returns whether http.server should go on and dispatch.
         """
-        if not super().parse_request():
+        parsed = super().parse_request()
+        self._end_header_phase()  # the body and the answer get the idle timeout per read and write
+        if not parsed:
             return False
         if len(self.requestline.split()) == 2:
             self.send_error(HTTPStatus.BAD_REQUEST, f"malformed HTTP request {self.requestline!r}")
@@ -135,13 +189,19 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
         try:
             url = urlsplit(self.path)
             parts = [p for p in url.path.split("/") if p]
+            if parts[:1] == [self.server.token]:  # the token as a path prefix (see _authenticated)
+                parts = parts[1:]
+                self.path = self.path.replace("/" + self.server.token, "", 1) or "/"
+                self.authenticated = True
+            else:
+                self.authenticated = self._bearer_token_matches()
             query = {k: v[0] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
             self._route(method, parts, query)
         except ApiError as err:
             if not self._body_read and self._has_body():
                 self.close_connection = True  # the unread body would poison the next request
             self._send_error_reply(err.code, status_body(err), retry_after=err.code == 429)
-        except (BrokenPipeError, ConnectionResetError):
+        except (BrokenPipeError, ConnectionResetError, TimeoutError):
             self.close_connection = True
         except Exception:
             log.exception("fake API server failed on %s %s", method, self.path)
@@ -153,10 +213,24 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
         """Answer an error; a client that has gone away meanwhile only ends the connection."""
         try:
             self.send_json(code, body, retry_after=retry_after)
-        except (BrokenPipeError, ConnectionResetError):
+        except (BrokenPipeError, ConnectionResetError, TimeoutError):
             self.close_connection = True
 
+    def _bearer_token_matches(self) -> bool:
+        """Whether ``Authorization: Bearer`` holds the server's token (compared in constant time).
+
+        A request may carry the token either there or as the first path segment: client-go
+        sends no credentials at all to a plain-HTTP server (it reads a kubeconfig's user only
+        for TLS), so the kubeconfig drasim hands out names the server with the token as a
+        path prefix, which every Kubernetes client keeps in front of each request path.
+        """
+        scheme, _, token = (self.headers.get("Authorization") or "").strip().partition(" ")
+        expected = self.server.token.encode()
+        return scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode(), expected)
+
     def _route(self, method: str, parts: list[str], query: dict[str, str]) -> None:
+        if not self.authenticated:
+            raise StatusError(401, "Unauthorized", "Unauthorized")
         if parts[:1] == ["openapi"]:
             raise ApiError(404, "NotFound", routes.NOT_FOUND)  # no OpenAPI documents: clients skip validation
         self._check_accept()
@@ -164,6 +238,10 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
             self.send_text(200, "ok")
             return
         if parts[:1] == ["drasim"]:
+            if self.headers.get("Origin") is not None:
+                raise StatusError(
+                    403, "Forbidden", "drasim's control endpoints refuse requests made by a browser page"
+                )
             self._admin(method, parts[1:])
             return
         if method == "GET":
@@ -340,7 +418,7 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
         store = self.server.store
         obj = self._object_body(route, route.rtype.kind)
         check_kind(route, obj)
-        name = (obj.get("metadata") or {}).get("name") or ""
+        name = _body_name(obj)
         call = ApiCall(
             "create",
             route.rtype,
@@ -359,7 +437,7 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
         store = self.server.store
         obj = self._object_body(route, route.rtype.kind)
         check_kind(route, obj)
-        body_name = (obj.get("metadata") or {}).get("name") or ""
+        body_name = _body_name(obj)
         if body_name != route.name:
             raise bad_request(
                 f"the name of the object ({body_name}) does not match the name on the URL ({route.name})"
@@ -416,7 +494,7 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
             )
             self.send_json(200, body)
             return
-        pre = options.get("preconditions") or {}
+        pre = _preconditions(options)
 
         def action(_fault: ApiFault | None) -> dict[str, Any]:
             return store.delete(
@@ -443,6 +521,40 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
                 raise
             log.warning("ignoring protobuf DeleteOptions on %s: %s", self.path, err)
             return {}
+
+
+def _body_name(obj: dict[str, Any]) -> str:
+    """``metadata.name`` of a body, or "" where the body has none (the store checks the shape)."""
+    md = obj.get("metadata")
+    name = md.get("name") if isinstance(md, dict) else None
+    return name if isinstance(name, str) else ""
+
+
+_DELETE_OPTION_TYPES: dict[str, type | tuple[type, ...]] = {
+    "gracePeriodSeconds": int,
+    "orphanDependents": bool,
+    "propagationPolicy": str,
+    "dryRun": list,
+    "preconditions": dict,
+    "kind": str,
+    "apiVersion": str,
+}
+
+
+def _preconditions(options: dict[str, Any]) -> dict[str, str]:
+    """The ``preconditions`` of DeleteOptions; 400 where the options do not decode as DeleteOptions."""
+    for key, kind in _DELETE_OPTION_TYPES.items():
+        value = options.get(key)
+        wrong_int = kind is int and isinstance(value, bool)
+        if value is not None and (wrong_int or not isinstance(value, kind)):
+            raise bad_request(f"the body does not decode as DeleteOptions: {key} has the wrong type")
+    pre = options.get("preconditions") or {}
+    for key in ("uid", "resourceVersion"):
+        if pre.get(key) is not None and not isinstance(pre[key], str):
+            raise bad_request(
+                f"the body does not decode as DeleteOptions: preconditions.{key} must be a string"
+            )
+    return {k: pre[k] for k in ("uid", "resourceVersion") if pre.get(k)}
 
 
 def _with_name(field_selector: str, name: str) -> str:

@@ -73,7 +73,9 @@ def list_page(store: ObjectStore, route: Route, query: dict[str, str]) -> dict[s
     if limit and len(items) > limit:
         body["items"] = items[:limit]
         body["metadata"]["continue"] = _encode_token(_key(items[limit - 1]), rv)
-        body["metadata"]["remainingItemCount"] = len(items) - limit
+        if not query.get("labelSelector") and not query.get("fieldSelector"):
+            # Upstream counts the rest only when no selector filters it (storage.PrepareContinueToken).
+            body["metadata"]["remainingItemCount"] = len(items) - limit
     return body
 
 

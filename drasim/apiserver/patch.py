@@ -6,11 +6,19 @@ which merge element-wise by their patch merge key as upstream's struct tags say
 map replaces it). Every other list is replaced whole, and the other directives
 (``$retainKeys``, ``$deleteFromPrimitiveList``, ``$setElementOrder``) are not
 supported. Server-side apply (``application/apply-patch+yaml``) is not supported.
+
+Patches are bounded as kube-apiserver bounds them (``k8s.io/apiserver``
+``endpoints/handlers/patch.go`` and ``server/config.go``): a JSON patch holds at most
+:data:`MAX_JSON_PATCH_OPERATIONS` operations (413) and its ``copy`` operations may add at
+most :data:`MAX_COPY_BYTES` in total (422), checked before each copy is made. drasim adds
+one bound of its own: a patched object whose JSON is larger than :data:`MAX_PATCHED_BYTES`
+is refused (413) instead of stored, where a real cluster's etcd refuses large objects.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 from drasim.apiserver.port import JSON_PATCH, MERGE_PATCH, PATCH_TYPES, STRATEGIC_PATCH
@@ -38,21 +46,43 @@ STRATEGIC_KEYS = {
 }
 _PRIMITIVE_SETS = ("finalizers",)
 
+MAX_JSON_PATCH_OPERATIONS = 10_000
+"""Operations in one JSON patch (upstream ``maxJSONPatchOperations``)."""
+MAX_COPY_BYTES = 3 * 1024 * 1024
+"""Bytes all ``copy`` operations of one JSON patch may add (upstream ``JSONPatchMaxCopyBytes``)."""
+MAX_PATCHED_BYTES = 3 * 1024 * 1024
+"""Largest JSON encoding of a patched object drasim stores (the request body limit)."""
+
+
+def _encoded_size(value: Any) -> int:
+    return len(json.dumps(value, separators=(",", ":"), default=str))
+
+
+def _too_large(message: str) -> StatusError:
+    return StatusError(413, "RequestEntityTooLarge", f"Request entity too large: {message}")
+
 
 def apply_patch(target: dict[str, Any], patch: Any, content_type: str) -> dict[str, Any]:
-    """The patched copy of ``target``; raises a 400/415 StatusError for a bad patch."""
+    """The patched copy of ``target``; raises a 400/413/415/422 StatusError for a bad patch."""
     if content_type == MERGE_PATCH:
-        return _as_object(merge_patch(target, patch))
+        return _bounded(_as_object(merge_patch(target, patch)))
     if content_type == STRATEGIC_PATCH:
-        return _as_object(strategic_patch(target, patch, ""))
+        return _bounded(_as_object(strategic_patch(target, patch, "")))
     if content_type == JSON_PATCH:
-        return _as_object(json_patch(target, patch))
+        return _bounded(_as_object(json_patch(target, patch)))
     raise StatusError(
         415,
         "UnsupportedMediaType",
         "the body of the request was in an unknown format - accepted media types include: "
         + ", ".join(PATCH_CONTENT_TYPES),
     )
+
+
+def _bounded(patched: dict[str, Any]) -> dict[str, Any]:
+    size = _encoded_size(patched)
+    if size > MAX_PATCHED_BYTES:
+        raise _too_large(f"the patched object would be {size} bytes, above the limit of {MAX_PATCHED_BYTES}")
+    return patched
 
 
 def _as_object(value: Any) -> dict[str, Any]:
@@ -116,12 +146,38 @@ def json_patch(target: Any, operations: Any) -> Any:
     """RFC 6902: add, remove, replace, move, copy and test, applied in order."""
     if not isinstance(operations, list):
         raise bad_request("json patch: expected a list of operations")
-    doc = copy.deepcopy(target)
+    if len(operations) > MAX_JSON_PATCH_OPERATIONS:
+        raise _too_large(
+            f"a JSON patch may hold at most {MAX_JSON_PATCH_OPERATIONS} operations, got {len(operations)}"
+        )
     for number, op in enumerate(operations):
         if not isinstance(op, dict) or "op" not in op or "path" not in op:
             raise bad_request(f"json patch operation {number}: needs 'op' and 'path'")
-        doc = _json_patch_op(doc, op)
+        if not isinstance(op["op"], str) or not isinstance(op["path"], str):
+            raise bad_request(f"json patch operation {number}: 'op' and 'path' must be strings")
+    doc = copy.deepcopy(target)
+    copied = [0]
+    for op in operations:
+        doc = _json_patch_op(doc, op, copied)
     return doc
+
+
+def _bounded_copy(value: Any, copied: list[int]) -> Any:
+    """A copy of ``value`` for a ``copy`` operation, counted against :data:`MAX_COPY_BYTES`
+    first (``copied[0]`` holds what the patch's earlier copies added)."""
+    try:
+        encoded = json.dumps(value, separators=(",", ":"))
+    except (TypeError, ValueError):  # not plain JSON (a YAML timestamp, ...): copy it the slow way
+        encoded = None
+    copied[0] += len(encoded) if encoded is not None else _encoded_size(str(value))
+    if copied[0] > MAX_COPY_BYTES:
+        raise StatusError(
+            422,
+            "Invalid",
+            f"json patch: the copy operations would add {copied[0]} bytes, "
+            f"above the limit of {MAX_COPY_BYTES}",
+        )
+    return json.loads(encoded) if encoded is not None else copy.deepcopy(value)
 
 
 def _pointer(path: str) -> list[str]:
@@ -144,7 +200,7 @@ def _resolve(doc: Any, parts: list[str], path: str) -> Any:
     return current
 
 
-def _json_patch_op(doc: Any, op: dict[str, Any]) -> Any:
+def _json_patch_op(doc: Any, op: dict[str, Any], copied: list[int]) -> Any:
     kind, path = op["op"], op["path"]
     parts = _pointer(path)
     if kind == "test":
@@ -153,7 +209,10 @@ def _json_patch_op(doc: Any, op: dict[str, Any]) -> Any:
         return doc
     if kind in ("move", "copy"):
         source = op.get("from", "")
-        value = copy.deepcopy(_resolve(doc, _pointer(source), source))
+        if not isinstance(source, str):
+            raise bad_request(f"json patch: 'from' of {kind} at {path!r} must be a string")
+        found = _resolve(doc, _pointer(source), source)
+        value = _bounded_copy(found, copied) if kind == "copy" else copy.deepcopy(found)
         if kind == "move":
             doc = _remove(doc, _pointer(source), source)
         return _add(doc, parts, value, path)

@@ -77,6 +77,18 @@ def conflict(rtype: ResourceType, name: str, why: str) -> StatusError:
     )
 
 
+def delete_precondition_failed(rtype: ResourceType, name: str, why: str) -> StatusError:
+    """A DELETE whose precondition fails: upstream checks it before the storage layer does
+    (``rest.BeforeDelete``) and names the kind there, not the resource."""
+    details: dict[str, Any] = {"name": name, "kind": rtype.kind}
+    if rtype.group:
+        details["group"] = rtype.group
+    qualified = f"{rtype.kind}.{rtype.group}" if rtype.group else rtype.kind
+    return StatusError(
+        409, "Conflict", f'Operation cannot be fulfilled on {qualified} "{name}": {why}', details=details
+    )
+
+
 STALE_OBJECT = "the object has been modified; please apply your changes to the latest version and try again"
 
 

@@ -13,6 +13,7 @@ error Status.
 from __future__ import annotations
 
 import builtins
+import logging
 import random
 import threading
 import time
@@ -21,7 +22,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from drasim.apiserver import meta
+from drasim.apiserver import meta, validation
 from drasim.apiserver.faults import FaultInjector
 from drasim.apiserver.kinds import RESOURCE_TYPES, Registry, ResourceType, api_version_of
 from drasim.apiserver.patch import apply_patch
@@ -31,6 +32,7 @@ from drasim.apiserver.status import (
     already_exists,
     bad_request,
     conflict,
+    delete_precondition_failed,
     expired,
     invalid,
     not_found,
@@ -38,11 +40,15 @@ from drasim.apiserver.status import (
 from drasim.apiserver.watch import ADDED, DELETED, MODIFIED, Watch, WatchEvent, bookmark
 from drasim.interfaces import NullRecorder, ReadyRecord, Recorder, ready_recording
 
+log = logging.getLogger(__name__)
+
 KubeObject = dict[str, Any]
 _Key = tuple[str, str]  # (namespace, name)
 _History = tuple[int, ResourceType, str, KubeObject, KubeObject | None]
 
 DEFAULT_HISTORY = 1000
+DEFAULT_WATCH_QUEUE = 10_000
+"""Events a watcher may leave unread before its watch is ended (see :class:`Watch`)."""
 #: How many copies :meth:`ObjectStore.get_shared` keeps before it starts over.
 SHARED_READS_LIMIT = 16384
 DEFAULT_NAMESPACES = ("default", "kube-system")
@@ -52,7 +58,8 @@ class ObjectStore:
     """Thread-safe Kubernetes object store with resourceVersions, selectors and watches.
 
     ``served`` configures the served versions per group (see :class:`Registry`);
-    ``history`` bounds how many events a watch can resume across. ``faults`` and
+    ``history`` bounds how many events a watch can resume across, ``watch_queue`` how many
+    a watcher may leave unread before its watch is ended. ``faults`` and
     ``recorder`` are used by the faces (see :mod:`drasim.apiserver.calls`).
     """
 
@@ -64,10 +71,15 @@ class ObjectStore:
         recorder: Recorder | None = None,
         seed: int | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        watch_queue: int = DEFAULT_WATCH_QUEUE,
     ) -> None:
         if history < 1:
             msg = f"watch history must hold at least one event, got {history}"
             raise ValueError(msg)
+        if watch_queue < 1:
+            msg = f"a watch queue must hold at least one event, got {watch_queue}"
+            raise ValueError(msg)
+        self.watch_queue = watch_queue
         self.registry = Registry(served)
         self.faults = FaultInjector()
         self.recorder = recorder if recorder is not None else NullRecorder()
@@ -115,8 +127,13 @@ class ObjectStore:
             self._evicted_upto = self._history[0][0]
         self._history.append((rv, rtype, kind, meta.clone(obj), meta.clone(old)))
         for watch in list(self._watches):
-            if watch.rtype == rtype:
+            if watch.rtype != rtype:
+                continue
+            try:
                 watch.offer(kind, obj, old)
+            except Exception:  # one broken watcher must not cost the others their event
+                log.exception("dropping a %s watch that failed on a %s event", rtype.qualified, kind)
+                watch.drop()
 
     def _existing(self, rtype: ResourceType, namespace: str, name: str) -> KubeObject:
         obj = self._bucket(rtype).get((namespace, name))
@@ -189,21 +206,22 @@ class ObjectStore:
     ) -> KubeObject:
         """Store a new object: name from generateName, uid, timestamps, resourceVersion, generation."""
         new = meta.clone(dict(obj))
+        validation.check_shape(new, rtype)
         md = new.setdefault("metadata", {})
-        if not isinstance(md, dict):
-            raise bad_request("metadata: expected an object")
         with self._lock:
             ns = self._create_namespace(rtype, md, namespace)
             bucket = self._bucket(rtype)
             name = self._create_name(rtype, md, ns, bucket)
-            if (ns, name) in bucket:
-                raise already_exists(rtype, name)
-            _validate(rtype, new, name)
-            md.update(name=name, uid=str(uuid.uuid4()), creationTimestamp=meta.timestamp())
-            md.pop("resourceVersion", None)
-            md.pop("deletionTimestamp", None)
+            md.update(name=name)
             if ns:
                 md["namespace"] = ns
+            md.pop("generation", None)
+            validation.validate(rtype, new)
+            if (ns, name) in bucket:
+                raise already_exists(rtype, name)
+            md.update(uid=str(uuid.uuid4()), creationTimestamp=meta.timestamp())
+            md.pop("resourceVersion", None)
+            md.pop("deletionTimestamp", None)
             if rtype.resource != "events":
                 md["generation"] = 1
             meta.initial_status(rtype, new)
@@ -255,6 +273,7 @@ class ObjectStore:
         changes nothing is not a write (no new resourceVersion, no event).
         """
         body = meta.clone(dict(obj))
+        validation.check_shape(body, rtype)
         md = body.get("metadata") or {}
         name = md.get("name") or ""
         if not name:
@@ -271,7 +290,7 @@ class ObjectStore:
                 rtype, old, uid=md.get("uid"), resource_version=md.get("resourceVersion")
             )
             new = meta.merge_update(old, body, rtype, status=status)
-            _validate(rtype, new, name)
+            validation.validate(rtype, new)
             new["apiVersion"], new["kind"] = "", rtype.kind
             new_md = new["metadata"]
             new_md["resourceVersion"] = old["metadata"]["resourceVersion"]
@@ -309,9 +328,10 @@ class ObjectStore:
             ns = self._scope(rtype, namespace)
             current = meta.render(self._existing(rtype, ns, name), rtype, version)
             patched = apply_patch(current, body, content_type)
-            md = patched.get("metadata")
-            if not isinstance(md, dict):
+            if not isinstance(patched.get("metadata"), dict):
                 raise bad_request("the patch removed or replaced metadata")
+            validation.check_patched_shape(patched, rtype, name)
+            md = patched["metadata"]
             md["name"] = name
             if ns:
                 md["namespace"] = ns
@@ -344,13 +364,19 @@ class ObjectStore:
             ns = self._scope(rtype, namespace)
             old = self._existing(rtype, ns, name)
             have_rv = old["metadata"]["resourceVersion"]
+            have_uid = old["metadata"]["uid"]
+            if uid and uid != have_uid:
+                why = (
+                    f"the UID in the precondition ({uid}) does not match the UID in record ({have_uid}). "
+                    "The object might have been deleted and then recreated"
+                )
+                raise delete_precondition_failed(rtype, name, why)
             if resource_version and str(resource_version) != have_rv:
                 why = (
-                    f"Precondition failed: ResourceVersion in precondition: {resource_version}, "
-                    f"ResourceVersion in object meta: {have_rv}"
+                    f"the ResourceVersion in the precondition ({resource_version}) does not match the "
+                    f"ResourceVersion in record ({have_rv}). The object might have been modified"
                 )
-                raise conflict(rtype, name, why)
-            self._check_preconditions(rtype, old, uid=uid, resource_version=None)
+                raise delete_precondition_failed(rtype, name, why)
             new = meta.clone(old)
             new_md = new["metadata"]
             if new_md.get("finalizers"):
@@ -431,6 +457,7 @@ class ObjectStore:
                 lambda obj: meta.render(obj, rtype, version),
                 drop_after=drop_after,
                 on_stop=self._forget,
+                max_queued=self.watch_queue,
             )
             if since is not None:
                 self._replay(watch, since)
@@ -485,15 +512,5 @@ def _parse_rv(value: str | None) -> int:
         raise bad_request(f"invalid resource version: {value!r}") from None
 
 
-RESOURCE_SLICE_MAX_DEVICES = 128
+RESOURCE_SLICE_MAX_DEVICES = validation.RESOURCE_SLICE_MAX_DEVICES
 """Devices in one ResourceSlice (upstream ``resourceapi.ResourceSliceMaxDevices``)."""
-
-
-def _validate(rtype: ResourceType, obj: KubeObject, name: str) -> None:
-    """The size limits upstream's validation enforces on what drasim stores (422 Invalid)."""
-    if rtype.kind != "ResourceSlice":
-        return
-    devices = (obj.get("spec") or {}).get("devices")
-    if isinstance(devices, list) and len(devices) > RESOURCE_SLICE_MAX_DEVICES:
-        problem = f"Too many: {len(devices)}: must have at most {RESOURCE_SLICE_MAX_DEVICES} items"
-        raise invalid(rtype, name, "spec.devices", problem)

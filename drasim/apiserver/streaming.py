@@ -123,8 +123,8 @@ def stream_watch(handler: ApiRequestHandler, route: Route, options: WatchOptions
         _start_stream(handler)
         _pump(handler, watch, options.timeout)
         _end_stream(handler)
-    except (BrokenPipeError, ConnectionResetError):
-        handler.close_connection = True
+    except (BrokenPipeError, ConnectionResetError, TimeoutError):
+        handler.close_connection = True  # gone, or stopped reading for the idle timeout
     finally:
         watch.stop()
         server.untrack(watch)

@@ -89,7 +89,10 @@ class Watch(EventStream):
 
     The store calls :meth:`offer` under its lock for every write, so events arrive in
     resourceVersion order. ``drop_after`` (from a dropWatch fault) ends the stream
-    after that many events, as a dropped connection would.
+    after that many events, as a dropped connection would. ``max_queued`` bounds the
+    events waiting for a consumer: a change offered while that many wait ends the stream
+    instead (``dropped``), as kube-apiserver ends a watcher that does not keep up, and the
+    client lists again. Initial events and bookmarks are not counted against it.
     """
 
     def __init__(
@@ -101,8 +104,11 @@ class Watch(EventStream):
         *,
         drop_after: int | None = None,
         on_stop: Callable[[Watch], None] | None = None,
+        max_queued: int | None = None,
     ) -> None:
         super().__init__()
+        self.max_queued = max_queued
+        self._uncounted = 0  # initial events and bookmarks still queued (they come out first)
         self.rtype = rtype
         self.namespace = namespace
         self._matches = matches
@@ -125,16 +131,37 @@ class Watch(EventStream):
         if kind == MODIFIED:
             if now_in and not was_in:
                 kind = ADDED
-            elif was_in and not now_in:
-                kind = DELETED
+            elif was_in and not now_in and old is not None:
+                # As upstream's watch cache: the last content that matched, at the change's
+                # resourceVersion.
+                rv = obj.get("metadata", {}).get("resourceVersion")
+                gone = {**old, "metadata": {**old.get("metadata", {}), "resourceVersion": rv}}
+                self.push(WatchEvent(DELETED, self._render(gone)))
+                return
             elif not now_in:
                 return
         elif not now_in:
             return
-        self.push(WatchEvent(kind, self._render(obj)))
+        unread = self._queue.qsize() - self._uncounted
+        if self.max_queued is not None and unread >= self.max_queued:
+            self.drop()  # the consumer stopped reading: it lists again instead of growing this queue
+            return
+        self._put(WatchEvent(kind, self._render(obj)))
 
     def push(self, event: WatchEvent) -> None:
-        """Queue an event as is (initial events, bookmarks, errors)."""
+        """Queue an event as is (initial events, bookmarks): not counted against ``max_queued``."""
+        if not self.stopped:
+            self._uncounted += 1
+        self._put(event)
+
+    def next(self, timeout: float | None = None) -> WatchEvent | None:
+        """The next event, or ``None`` when the stream ended or ``timeout`` seconds passed."""
+        event = super().next(timeout)
+        if event is not None and self._uncounted > 0:
+            self._uncounted -= 1
+        return event
+
+    def _put(self, event: WatchEvent) -> None:
         if self.stopped:
             return
         if self._remaining is not None:

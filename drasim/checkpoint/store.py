@@ -57,7 +57,7 @@ from drasim.checkpoint import codec
 from drasim.checkpoint.codec import CheckpointFormat, DecodedCheckpoint
 from drasim.checkpoint.incremental import IncrementalEncoder
 from drasim.errors import CheckpointError, CorruptCheckpointError
-from drasim.fsutil import create_temp_file, fsync_directory
+from drasim.fsutil import create_temp_file, fsync_directory, read_regular_file
 from drasim.interfaces import NullRecorder, Recorder, ready_recording
 from drasim.state import ClaimInfoState
 
@@ -71,6 +71,10 @@ DRA_MANAGER_STATE_FILE = "dra_manager_state"
 #: kubelet rewrites the whole file on every change: with N claims a run would otherwise
 #: keep O(N^2) entry copies (about 2 GB for 1000 pods).
 JOURNAL_ENTRIES_LIMIT = 64
+MAX_CHECKPOINT_BYTES = 64 * 1024 * 1024
+"""The largest checkpoint file drasim reads (checked before reading): a kubelet's holds a few
+hundred bytes per prepared claim, so this is far above any node's, and far below what would
+exhaust memory."""
 
 #: Without fsync, a file of at least this many bytes is written from the first piece the
 #: spare does not already hold; a smaller one is written whole (one ``pwritev`` either way),
@@ -231,7 +235,7 @@ class FileCheckpointStore:
 
     def _read(self) -> bytes:
         try:
-            return self.path.read_bytes()
+            return read_regular_file(self.path, MAX_CHECKPOINT_BYTES)
         except FileNotFoundError:
             raise
         except OSError as err:

@@ -109,8 +109,8 @@ def diff_scenario(scenario: Any, release: str, *, timeout: float | None = 120.0)
     """Run ``scenario`` both ways at ``release`` and compare."""
     from drasim.conformance import real_driver_skip_reason
     from drasim.report import RESULTS
+    from drasim.runner.options import RunOptions
     from drasim.runner.run import run_scenario
-    from drasim.runner.world import RunOptions
     from drasim.upstream_kubelet.compare import first_divergence
 
     minor = ".".join(release.split(".")[:2])

@@ -12,10 +12,14 @@ Capabilities:
 
 ``health``
     The driver serves ``v1alpha1.DRAResourceHealth`` (KEP-4680 device health).
+``proxy``
+    Plugin fault rules (``fault`` steps, a fake driver's ``faults``, ``unblock``) and a journal of
+    the calls the driver serves (counting NodeWatchResources streams). The fake plugin does both;
+    for a driver command drasim's proxy (:mod:`drasim.proxy`) does them on the wire, and the
+    runner grants it whenever the proxy is on (``--no-proxy`` takes it away).
 ``fake-plugin``
-    drasim's fake plugin features: plugin fault rules, bugs, ``setDeviceHealth``,
-    fake-only driver settings, and counting NodeWatchResources streams (only the fake plugin
-    journals the streams it serves).
+    drasim's fake plugin's insides: bugs, ``setDeviceHealth`` (the health a driver reports is
+    its own), fake-only driver settings (its devices by name, services, socket layout).
     Never available when a driver command runs in place of the fake plugin.
 
 A scenario may also name capabilities itself with tags ``requires:<capability>``
@@ -24,18 +28,22 @@ A scenario may also name capabilities itself with tags ``requires:<capability>``
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from drasim.faults import PROXY_CAPABILITY
 from drasim.scenario.common import DEFAULT_SERVICES
-from drasim.scenario.registry import Step, walk_steps
+from drasim.scenario.registry import STEP_TYPES, Step, walk_steps
 from drasim.scenario.schema import FakeDriverSpec, Scenario
 
 HEALTH = "health"
 FAKE_PLUGIN = "fake-plugin"
+PROXY = PROXY_CAPABILITY
 KNOWN_CAPABILITIES: dict[str, str] = {
     HEALTH: "the driver serves the v1alpha1.DRAResourceHealth service (NodeWatchResources)",
+    PROXY: "plugin fault rules and a journal of the calls the driver serves (fake plugin or drasim's proxy)",
     FAKE_PLUGIN: "drasim's built-in fake plugin (fault injection, bugs, call journal); never a real driver",
 }
 REQUIRES_TAG = "requires:"
@@ -69,6 +77,8 @@ def scenario_requirements(scenario: Scenario) -> list[Requirement]:
         found += _fake_spec_requirements(first.fake)
     for step in walk_steps(scenario.spec.steps):
         found += _step_requirements(step, first_name)
+        if step.name == "expectResourceSlices" and first is not None and first.fake is not None:
+            found += _device_count_requirements(first.fake, step)
     unique: dict[str, Requirement] = {}
     for req in found:
         unique.setdefault(req.capability, req)
@@ -91,7 +101,7 @@ def real_driver_skip_reason(scenario: Scenario, capabilities: Iterable[str] = ()
     """Why ``scenario`` cannot run against a real driver with ``capabilities`` ('' when it can).
 
     ``fake-plugin`` is never granted, whatever ``capabilities`` says. Meant for a runner
-    that replaces the fake plugin with ``--driver-cmd``.
+    that replaces the fake plugin with ``--driver-cmd``; it adds ``proxy`` when its proxy is on.
     """
     caps = {c for c in capabilities if c != FAKE_PLUGIN}
     missing = missing_requirements(scenario, caps)
@@ -105,13 +115,20 @@ def check_capability_names(names: Iterable[str]) -> list[str]:
 
 def _fake_spec_requirements(fake: FakeDriverSpec) -> list[Requirement]:
     found: list[Requirement] = []
+    # What the kubelet sees of the driver on the wire: the proxy presents it.
+    wire = [
+        ("plugin fault rules (faults)", bool(fake.faults)),
+        ("advertised services", list(fake.services) != list(DEFAULT_SERVICES)),
+        ("DRA socket next to its registration socket (commonSocket)", fake.common_socket),
+        ("rolling-update socket names (rollingUpdateUID)", bool(fake.rolling_update_uid)),
+    ]
+    for label, used in wire:
+        if used:
+            found.append(Requirement(PROXY, f"gives the driver {label}"))
+    # The driver's insides: no proxy can make a real driver do these.
     settings = [
-        ("faults", bool(fake.faults)),
         ("bugs", bool(fake.bugs)),
         ("behaviour", bool(fake.behaviour)),
-        ("commonSocket", fake.common_socket),
-        ("rollingUpdateUID", bool(fake.rolling_update_uid)),
-        ("services", list(fake.services) != list(DEFAULT_SERVICES)),
         ("devices (a list of names)", isinstance(fake.devices, list)),
     ]
     for label, used in settings:
@@ -123,6 +140,20 @@ def _fake_spec_requirements(fake: FakeDriverSpec) -> list[Requirement]:
     return found
 
 
+def _device_count_requirements(fake: FakeDriverSpec, step: Step) -> list[Requirement]:
+    """A fake driver's own device count, counted in its slices: a real driver has its own."""
+    default = next(f.default for f in dataclasses.fields(FakeDriverSpec) if f.name == "devices")
+    if (
+        not isinstance(fake.devices, int)
+        or fake.devices == default
+        or not getattr(step.args, "devices", None)
+    ):
+        return []
+    where = f"{step.name} at {step.location}" if step.file else step.name
+    reason = f"counts the {fake.devices} devices of the fake plugin; a real driver has its own ({where})"
+    return [Requirement(FAKE_PLUGIN, reason)]
+
+
 def _step_requirements(step: Step, first_driver: str) -> list[Requirement]:
     where = f"{step.name} at {step.location}" if step.file else step.name
     args = step.args
@@ -131,17 +162,12 @@ def _step_requirements(step: Step, first_driver: str) -> list[Requirement]:
     def targets_first(driver: str) -> bool:
         return not driver or driver == first_driver
 
+    if targets_first(getattr(args, "driver", "")):  # the step's declared needs (@step(needs=...))
+        found += [Requirement(cap, reason.format(where=where)) for cap, reason in STEP_TYPES[step.name].needs]
     if step.name == "fault":
         plugin = getattr(args, "plugin", None)
         if plugin is not None and targets_first(plugin.driver):
-            found.append(Requirement(FAKE_PLUGIN, f"injects a plugin fault ({where})"))
-    elif step.name == "setDeviceHealth" and targets_first(getattr(args, "driver", "")):
-        found.append(Requirement(HEALTH, f"uses {where}"))
-        found.append(Requirement(FAKE_PLUGIN, f"tells the driver a device's health ({where})"))
-    elif step.name == "unblock" and targets_first(getattr(args, "driver", "")):
-        found.append(Requirement(FAKE_PLUGIN, f"releases calls held by a block fault ({where})"))
-    elif step.name == "expectHealth":
-        found.append(Requirement(HEALTH, f"uses {where}"))
+            found.append(Requirement(PROXY, f"injects a plugin fault ({where})"))
     elif step.name == "allocate" and getattr(args, "devices", None):
         names = ", ".join(str(getattr(d, "device", d)) for d in args.devices)  # type: ignore[attr-defined]
         reason = f"allocates the fake plugin's devices by name: {names} ({where})"
@@ -161,7 +187,7 @@ def _call_count_requirements(args: object, where: str) -> list[Requirement]:
     if methods:
         shown = ", ".join(methods)
         found.append(
-            Requirement(FAKE_PLUGIN, f"counts {shown} calls, which only the fake plugin journals ({where})")
+            Requirement(PROXY, f"counts {shown} calls, which the fake plugin or the proxy journals ({where})")
         )
     if "NodeWatchResources" in methods:
         found.append(Requirement(HEALTH, f"expects NodeWatchResources calls ({where})"))

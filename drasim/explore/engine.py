@@ -33,8 +33,9 @@ from drasim.explore.generator import Choice, StepGenerator
 from drasim.explore.oracle import Oracle
 from drasim.explore.violations import InvariantViolation, Violation, violation_error
 from drasim.runner.drivers import FakeDriverHandle
+from drasim.runner.options import RunOptions
 from drasim.runner.session import StepSession
-from drasim.runner.world import RunOptions, World, open_world
+from drasim.runner.world import World, open_world
 from drasim.scenario.registry import Step
 
 RULE_BITS = 5
@@ -97,7 +98,7 @@ class ExploreOutcome:
     """The choices of every example in the order they ran (for determinism checks)."""
 
 
-def run_choices(
+def run_choices(  # noqa: C901 - one example: generation, execution and the oracle share its state
     choices: list[Choice],
     options: RunOptions,
     *,
@@ -170,14 +171,14 @@ def _explorer_error(trace: Trace, err: Exception) -> InvariantViolation:
 
 def _settle_plugin(world: World) -> None:
     """A plugin that crashed mid-call (fault ``crash``) dies on another thread: let the kubelet see it."""
-    handle = world.driver()
+    handle = world.fleet.driver()
     if not isinstance(handle, FakeDriverHandle):
         return
     driver = handle.driver
     if driver.crashed.is_set():
         driver.stopped.wait(10)
         if world.kubelet is not None:
-            world.kubelet.host.sync(timeout=15.0)
+            world.kubelet.sync_registrations(15.0)
 
 
 def _from_bits(bits: tuple[bool, ...]) -> int:
@@ -201,7 +202,7 @@ def choices_strategy(steps: int) -> st.SearchStrategy[list[Choice]]:
     return chunks.map(lambda parts: [c for part in parts for c in part][: max(1, steps)])
 
 
-def explore(
+def explore(  # noqa: C901 - hypothesis' settings, the time limit and shrinking in one driver
     config: ExploreConfig,
     *,
     on_example: Callable[[Trace], None] | None = None,

@@ -69,7 +69,7 @@ class StepGenerator:
     @property
     def plugin_up(self) -> bool:
         """The driver serves."""
-        return self.world.driver().running
+        return self.world.fleet.driver().running
 
     # ------------------------------------------------------------------ mapping
     def step_for(self, choice: Choice) -> Step:

@@ -210,7 +210,7 @@ def check_checkpoint(world: World, index: int | None) -> list[Violation]:
     kubelet = world.kubelet
     if kubelet is None:
         return []
-    manager = kubelet.manager
+    manager = kubelet
     cache = {s.key: s for s in manager.claim_infos()}
     disk = load_checkpoint(world)
     if isinstance(disk, str):
@@ -316,7 +316,7 @@ def check_released(world: World) -> list[Violation]:
     """``all-released``: nothing is left in the cache, the checkpoint or the CDI directory."""
     left: dict[str, Any] = {}
     if world.kubelet is not None:
-        cache = [s.key for s in world.kubelet.manager.claim_infos()]
+        cache = [s.key for s in world.kubelet.claim_infos()]
         if cache:
             left["cache"] = cache
     disk = load_checkpoint(world)

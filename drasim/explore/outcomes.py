@@ -65,7 +65,7 @@ DEADLINE = "DeadlineExceeded"
 
 def fake_driver(world: World) -> Any:
     """The fake plugin (``fake_plugins.FakeDriver``) of the exploration's only driver, or ``None``."""
-    handle = world.driver()
+    handle = world.fleet.driver()
     return handle.driver if isinstance(handle, FakeDriverHandle) else None
 
 
@@ -88,7 +88,7 @@ def unclean_reason(world: World) -> str | None:
         return "the kubelet is down"
     if driver is None:
         return "not the fake plugin"
-    if not world.driver().running:
+    if not world.fleet.driver().running:
         return "the plugin is not running"
     return _fault_reason(driver) or _registration_reason(world, driver) or _stale_reason(world, driver)
 
@@ -101,7 +101,7 @@ def _fault_reason(driver: Any) -> str | None:
 def _registration_reason(world: World, driver: Any) -> str | None:
     assert world.kubelet is not None
     endpoint = str(driver.endpoint)
-    instances = world.kubelet.host.manager.instances(world.driver().name)
+    instances = world.kubelet.instances(world.fleet.driver().name)
     if any(c.connected and str(c.endpoint) == endpoint for c in instances):
         return None
     return "the kubelet holds no connected registration of the running plugin"
@@ -111,7 +111,7 @@ def _stale_reason(world: World, driver: Any) -> str | None:
     """A claim the plugin holds but the API server deleted: its devices may be allocated again."""
     known = {
         str((c.get("metadata") or {}).get("uid", ""))
-        for c in world.runner_api.list(RESOURCE_V1, "ResourceClaim")
+        for c in world.api.runner_api.list(RESOURCE_V1, "ResourceClaim")
     }
     stale = sorted(uid for uid in driver.prepared_claims() if uid not in known)
     if stale:

@@ -24,7 +24,7 @@ from drasim.explore.engine import ExploreConfig, Trace
 from drasim.explore.outcomes import OPERATION_STEPS
 from drasim.explore.violations import INVARIANTS, Violation
 from drasim.fsutil import USER_FILE_MODE, atomic_write_text
-from drasim.runner.world import RunOptions
+from drasim.runner.options import RunOptions
 from drasim.scenario import expectations as E  # noqa: N812 - E.ExpectCalls reads like the YAML
 from drasim.scenario import steps as S  # noqa: N812
 from drasim.scenario.common import ErrorMatch

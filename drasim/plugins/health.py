@@ -169,7 +169,9 @@ class HealthStream:
         return f"/{self.service}/NodeWatchResources"
 
     def start(self) -> None:
-        """Start the background thread."""
+        """Start the background thread (counted as streaming from here: it opens one at once)."""
+        with self._lock:
+            self._streaming = True  # else wait_idle could see "idle" before the thread first runs
         self._thread.start()
 
     def stop(self, timeout: float = 5.0) -> None:

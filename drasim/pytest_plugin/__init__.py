@@ -22,6 +22,7 @@ from drasim.grpc_logging import quiet_grpc_logs
 from drasim.pytest_plugin.collect import ScenarioFile, ScenarioItem, matches
 from drasim.pytest_plugin.fixtures import (
     drasim_api_server,
+    drasim_control_plane,
     drasim_factory,
     drasim_journal,
     drasim_kubelet_version,
@@ -40,6 +41,7 @@ quiet_grpc_logs()  # pytest loads this plugin before any test module imports grp
 
 __all__ = [
     "drasim_api_server",
+    "drasim_control_plane",
     "drasim_factory",
     "drasim_journal",
     "drasim_kubelet_version",

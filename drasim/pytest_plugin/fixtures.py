@@ -18,13 +18,40 @@ from drasim.pytest_plugin.factory import PodClaimFactory
 from drasim.pytest_plugin.options import Settings, settings_of
 
 if TYPE_CHECKING:  # the runner is imported when a fixture is used, not when pytest starts
+    from drasim.controlplane import ControlPlane
     from drasim.pytest_plugin.harness import ApiServerHarness, DrasimNode, JournalAssertions
     from drasim.report.model import ScenarioResult
     from drasim.runner.drivers import DriverHandle
-    from drasim.runner.world import RunOptions
+    from drasim.runner.options import RunOptions
     from drasim.scenario.schema import Scenario
 
 _NODE_KEYS = {"driver", "drivers", "claims", "objects", "kubelet", "api_server", "tags"}
+
+
+@pytest.fixture(scope="session")
+def drasim_control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
+    """A real kube-apiserver with etcd on 127.0.0.1 (``drasim control-plane``), one per test run.
+
+    Built with Go on first use (cached after); skipped, with the reason, where Go is missing.
+    Under pytest-xdist the workers share one. Yields a :class:`drasim.controlplane.ControlPlane`
+    (``admin_kubeconfig``, ``driver_kubeconfig``, ``node_kubeconfig``, ``server``). Tests on it
+    share a cluster: give objects unique names and delete what you create.
+    """
+    import os
+
+    from drasim import controlplane, gobuild
+
+    problem = gobuild.go_problem()
+    if problem:
+        pytest.skip(f"a real control plane needs Go: {problem}")
+    base = tmp_path_factory.getbasetemp()
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    root = base.parent / f"drasim-control-plane-{run[:12]}" if run else base / "drasim-control-plane"
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    # Without xdist the control plane dies with this process, even if it is killed; with xdist
+    # the last worker out stops it (a worker that started it may end before another).
+    with controlplane.shared(root, f"{worker}-{os.getpid()}", exit_with_caller=run is None) as plane:
+        yield plane
 
 
 @pytest.fixture(scope="session")

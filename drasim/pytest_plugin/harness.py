@@ -22,8 +22,9 @@ from drasim.journal.calls import RpcCall
 from drasim.report.diff import unified_diff
 from drasim.runner.context import StepFailure
 from drasim.runner.drivers import DriverHandle
+from drasim.runner.options import RunOptions
 from drasim.runner.session import StepSession, describe_step
-from drasim.runner.world import RunOptions, World, open_world
+from drasim.runner.world import World, open_world
 from drasim.scenario.decoder import INVALID, Decoder
 from drasim.scenario.loader import load_text
 from drasim.scenario.schema import Scenario
@@ -123,12 +124,12 @@ class DrasimNode:
     @property
     def store(self) -> ObjectStore:
         """The API server's object store."""
-        return self.world.store
+        return self.world.api.store
 
     @property
     def api(self) -> Cluster:
         """An API client acting as the test runner (like kubectl)."""
-        return self.world.runner_api
+        return self.world.api.runner_api
 
     @property
     def name(self) -> str:
@@ -138,7 +139,7 @@ class DrasimNode:
     @property
     def driver(self) -> DriverHandle:
         """The (only or first) driver: a fake plugin or a driver process."""
-        return next(iter(self.world.drivers.values()))
+        return next(iter(self.world.fleet.drivers.values()))
 
     @property
     def workspace_root(self) -> Path:
@@ -147,7 +148,7 @@ class DrasimNode:
 
     def kubeconfig(self) -> Path:
         """A kubeconfig for the HTTP API server over this node's store (started on first use, port 0)."""
-        return Path(self.world._ensure_http())
+        return self.world.kubeconfig()
 
     # ---------------------------------------------------------------- steps
     def step(self, spec: Mapping[str, Any]) -> None:
@@ -173,7 +174,7 @@ class DrasimNode:
 
     def create(self, *objects: Mapping[str, Any]) -> list[Any]:
         """Create manifests (``$(DRIVER)`` and ``$(NODE)`` expanded) as the test runner."""
-        return [self.api.create(self.world.expand(dict(obj))) for obj in objects]
+        return [self.api.create(self.world.api.expand(dict(obj))) for obj in objects]
 
 
 class ApiServerHarness:
@@ -200,10 +201,18 @@ class ApiServerHarness:
 
     @property
     def url(self) -> str:
-        """``http://127.0.0.1:<port>`` once :meth:`kubeconfig` started the server."""
+        """``http://127.0.0.1:<port>/<token>`` (starts the server like :meth:`kubeconfig`): every
+        request under it carries the server's token, so plain HTTP tools need nothing else."""
         if self._http is None:
             self.kubeconfig()
-        return f"http://{self._http.host}:{self._http.port}"
+        return str(self._http.client_url)
+
+    @property
+    def token(self) -> str:
+        """The server's bearer token (``Authorization: Bearer <token>`` on requests to its port)."""
+        if self._http is None:
+            self.kubeconfig()
+        return str(self._http.token)
 
     def close(self) -> None:
         """Stop the HTTP server and remove its directory."""

@@ -165,7 +165,7 @@ def _folded_row(reads: Sequence[Mapping[str, Any]], src: int, dst: int) -> Row:
     return Row(src, dst, label, False, "api", reads[0], tuple(reads), muted=True)
 
 
-def build_rows(events: Sequence[Mapping[str, Any]], columns: list[str]) -> list[Row]:
+def build_rows(events: Sequence[Mapping[str, Any]], columns: list[str]) -> list[Row]:  # noqa: C901 - one pass over the journal, one branch per event kind
     """The drawn rows for ``events`` in journal order (runs of the runner's reads folded)."""
     index = {name: i for i, name in enumerate(columns)}
     kubelet = index[KUBELET]

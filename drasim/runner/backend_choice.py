@@ -34,8 +34,8 @@ def backend_skip_reason(scenario: Scenario, requested: str | None, kubelet_versi
     """Why ``scenario`` cannot run on the backend the run asked for ('' when it can).
 
     A scenario pinned to another backend is skipped; on a real cluster (``kubeconfig``) so is
-    every scenario that needs drasim's own API server: API-server fault rules, or a choice of
-    served resource.k8s.io versions.
+    every scenario that needs drasim's own API server: API-server fault rules, a choice of
+    served resource.k8s.io versions, or a claim reserved without an allocation.
     """
     pinned = scenario.spec.backend
     if requested and pinned and pinned != requested:
@@ -72,7 +72,18 @@ def _fake_server_needs(scenario: Scenario) -> list[str]:
         served = ", ".join(api.resource_api_versions)
         needs.append(f"serves only resource.k8s.io {served} (spec.apiServer.resourceApiVersions)")
     for step in walk_steps(scenario.spec.steps):
+        where = f" at {step.location}" if step.file else ""
         if step.name == "fault" and getattr(step.args, "api_server", None) is not None:
-            where = f" at {step.location}" if step.file else ""
             needs.append(f"injects an API-server fault{where}")
+        if (
+            step.name == "startPod"
+            and getattr(step.args, "allocate", True) is False
+            and getattr(step.args, "reserve", True) is True
+        ):
+            # A real server refuses the write: "status.reservedFor: Forbidden: may not be
+            # specified when `allocated` is not set" (ResourceClaim status validation).
+            needs.append(
+                f"reserves a claim it leaves unallocated (startPod allocate: false{where}), "
+                "which a real API server's validation refuses"
+            )
     return needs

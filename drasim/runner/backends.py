@@ -364,21 +364,27 @@ class KubeconfigBackend(Backend):
         super().close()
 
     def _release_pods(self, namespace: str) -> None:
-        """Drop drasim's own finalizers from the run's pods: nothing else would, and a namespace
-        whose pods keep a finalizer never finishes terminating."""
+        """Drop drasim's own finalizers from the run's pods and delete them with grace period 0.
+
+        Nothing else would: a pod bound to a node is deleted gracefully (deletionTimestamp
+        set, the object kept) until that node's kubelet confirms it is gone, and the fake node
+        has only drasim's emulated kubelet. A namespace with such pods never finishes
+        terminating (the namespace controller waits for them)."""
         try:
             pods = self.runner_api.list("v1", "Pod", namespace)
         except ApiError:
             return
         for pod in pods:
+            name = str(pod["metadata"]["name"])
             finalizers = (pod.get("metadata") or {}).get("finalizers") or []
             kept = [f for f in finalizers if not str(f).startswith("drasim.dev/")]
             if len(kept) != len(finalizers):
-                name = str(pod["metadata"]["name"])
                 with contextlib.suppress(ApiError):
                     self.runner_api.patch(
                         "v1", "Pod", name, {"metadata": {"finalizers": kept or None}}, namespace
                     )
+            with contextlib.suppress(ApiError):
+                self.runner_api.delete("v1", "Pod", name, namespace, grace_period_seconds=0)
 
     def _delete(self, api_version: str, kind: str, name: str, namespace: str) -> None:
         try:

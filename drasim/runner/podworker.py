@@ -16,9 +16,8 @@ import contextlib
 import os
 from typing import TYPE_CHECKING, Any
 
-from drasim.errors import ApiError, ConfigError, DrasimError, KubeletError
+from drasim.errors import ApiError, DrasimError, KubeletError
 from drasim.runner.pods import PodRecord, split_ref
-from drasim.scenario.limits import MAX_TIMER_RUNS
 
 if TYPE_CHECKING:
     from drasim.runner.world import World
@@ -26,6 +25,8 @@ if TYPE_CHECKING:
 RESOURCE_V1 = "resource.k8s.io/v1"
 JITTER_FACTOR = 0.5
 """pod_workers.go workerBackOffPeriodJitterFactor and workerResyncIntervalJitterFactor."""
+EPSILON = 1e-9
+"""Nominal seconds within which two moments count as the same (float sums of periods)."""
 DELETION_FINALIZER = "drasim.dev/kubelet-termination"
 """Holds a gracefully deleted Pod (with its deletionTimestamp) until the kubelet finished it."""
 
@@ -42,10 +43,10 @@ def compute_cdi(world: World, rec: PodRecord) -> None:
     pod = rec.manifest(world.node)
     for ctr in rec.containers:
         try:
-            rec.cdi[ctr.name] = world.kubelet.manager.get_resources_by_device(
+            rec.cdi[ctr.name] = world.kubelet.get_resources_by_device(
                 pod, rec.container_manifest(ctr.name, world.node)
             )
-            if world.options.record_checkpoint_bytes:
+            if world.plan.options.record_checkpoint_bytes:
                 world.journal.record(
                     "kubelet",
                     operation="GetResources",
@@ -66,9 +67,9 @@ def prepare(world: World, rec: PodRecord) -> str | None:
     if world.kubelet is None:
         return None
     try:
-        world.kubelet.manager.prepare_resources(rec.manifest(world.node))
+        world.kubelet.prepare_resources(rec.manifest(world.node))
     except KubeletError as err:
-        rec.retry_due = world.now + retry_delay(world, world.profile.timers.resync_interval)
+        rec.retry_due = world.clock.now + retry_delay(world, world.profile.timers.resync_interval)
         return str(err)
     rec.phase = "Running"
     rec.retry_due = None
@@ -82,9 +83,9 @@ def unprepare(world: World, rec: PodRecord) -> str | None:
     if world.kubelet is None:
         return None
     try:
-        world.kubelet.manager.unprepare_resources(rec.manifest(world.node))
+        world.kubelet.unprepare_resources(rec.manifest(world.node))
     except KubeletError as err:
-        rec.retry_due = world.now + retry_delay(world, world.profile.timers.backoff_period)
+        rec.retry_due = world.clock.now + retry_delay(world, world.profile.timers.backoff_period)
         return str(err)
     finish_termination(world, rec)
     return None
@@ -110,11 +111,11 @@ def mark_deleted(world: World, rec: PodRecord) -> None:
     if not rec.in_api or rec.deletion_marked:
         return
     with contextlib.suppress(ApiError):
-        pod = world.runner_api.get("v1", "Pod", rec.name, rec.namespace)
+        pod = world.api.runner_api.get("v1", "Pod", rec.name, rec.namespace)
         md = pod.setdefault("metadata", {})
         md["finalizers"] = [*(md.get("finalizers") or []), DELETION_FINALIZER]
-        world.runner_api.update(pod)
-        world.runner_api.delete("v1", "Pod", rec.name, rec.namespace)
+        world.api.runner_api.update(pod)
+        world.api.runner_api.delete("v1", "Pod", rec.name, rec.namespace)
         rec.deletion_marked = True
 
 
@@ -122,14 +123,14 @@ def remove_from_api(world: World, rec: PodRecord) -> None:
     """Delete the Pod object, drop it from claims' reservedFor, delete its generated claims."""
     if rec.in_api and rec.deletion_marked:
         with contextlib.suppress(ApiError):
-            pod = world.runner_api.get("v1", "Pod", rec.name, rec.namespace)
+            pod = world.api.runner_api.get("v1", "Pod", rec.name, rec.namespace)
             md = pod.setdefault("metadata", {})
             md["finalizers"] = [f for f in md.get("finalizers") or [] if f != DELETION_FINALIZER]
-            world.runner_api.update(pod)
+            world.api.runner_api.update(pod)
     if rec.in_api:
         with contextlib.suppress(ApiError):
             # The kubelet's status manager deletes a terminated pod with grace period 0.
-            world.runner_api.delete("v1", "Pod", rec.name, rec.namespace, grace_period_seconds=0)
+            world.api.runner_api.delete("v1", "Pod", rec.name, rec.namespace, grace_period_seconds=0)
     rec.in_api = False
     for pc in rec.claims:
         name = rec.claim_name(pc)
@@ -137,7 +138,7 @@ def remove_from_api(world: World, rec: PodRecord) -> None:
             continue
         if pc.template:
             with contextlib.suppress(ApiError):
-                world.runner_api.delete(RESOURCE_V1, "ResourceClaim", name, rec.namespace)
+                world.api.runner_api.delete(RESOURCE_V1, "ResourceClaim", name, rec.namespace)
             continue
         unreserve(world, rec.namespace, name, rec.uid)
 
@@ -145,7 +146,7 @@ def remove_from_api(world: World, rec: PodRecord) -> None:
 def unreserve(world: World, namespace: str, name: str, pod_uid: str) -> None:
     """Remove a pod from a claim's status.reservedFor (what the resourceclaim controller does)."""
     try:
-        claim = world.runner_api.get(RESOURCE_V1, "ResourceClaim", name, namespace)
+        claim = world.api.runner_api.get(RESOURCE_V1, "ResourceClaim", name, namespace)
     except ApiError:
         return
     status = claim.get("status") or {}
@@ -153,7 +154,7 @@ def unreserve(world: World, namespace: str, name: str, pod_uid: str) -> None:
     if len(reserved) != len(status.get("reservedFor") or []):
         status["reservedFor"] = reserved
         claim["status"] = status
-        world.runner_api.update_status(claim)
+        world.api.runner_api.update_status(claim)
 
 
 def sync(world: World, rec: PodRecord, *, running_too: bool = False) -> str | None:
@@ -191,7 +192,7 @@ def reconcile(world: World) -> None:
     if world.kubelet is None:
         return
     active = [rec.uid for rec in world.pods.values() if rec.active]
-    results: Any = world.kubelet.manager.reconcile(active)
+    results: Any = world.kubelet.reconcile(active)
     world.journal.record(
         "kubelet",
         operation="reconcile",
@@ -202,7 +203,7 @@ def reconcile(world: World) -> None:
 def find_pod(world: World, ref: str) -> PodRecord:
     """A pod by ``name`` or ``namespace/name``; a clear error names the known pods."""
     namespace, name = split_ref(ref)
-    namespace = world.namespace(namespace)
+    namespace = world.api.namespace(namespace)
     rec = world.pods.get(f"{namespace}/{name}")
     if rec is None:
         known = ", ".join(sorted(world.pods)) or "none"
@@ -213,56 +214,52 @@ def find_pod(world: World, ref: str) -> PodRecord:
 
 def advance(world: World, seconds: float) -> None:
     """Move the nominal clock, firing every timer that falls due, in time order."""
-    target = world.now + seconds
-    scale = world.time_scale or 1.0
+    clock = world.clock
+    target = clock.now + seconds
     for _ in range(100_000):  # a guard against timers that keep re-arming at zero delay
-        due: list[float] = []
-        kubelet = world.kubelet
-        if kubelet is not None:
-            if world.next_reconcile is not None:
-                due.append(world.next_reconcile)
-            due.extend(rec.retry_due for rec in world.pods.values() if rec.retry_due is not None)
-            pending = kubelet.scheduler.pending()
-            if pending:
-                due.append(world.now + pending[0] / scale)
-        upcoming = [t for t in due if t <= target + 1e-9]
-        if not upcoming:
+        when = _next_due(world, target)
+        if when is None:
             break
-        when = max(min(upcoming), world.now)
-        if kubelet is not None:
-            kubelet.scheduler.advance((when - world.now) * scale)
-        world.now = when
-        if kubelet is not None and world.next_reconcile is not None and world.next_reconcile <= when + 1e-9:
-            world.next_reconcile = when + float(world.profile.timers.reconcile_period)
-            _count_timer_run(world)
-            reconcile(world)
-        for rec in list(world.pods.values()):
-            if rec.retry_due is not None and rec.retry_due <= when + 1e-9:
-                rec.retry_due = None
-                _count_timer_run(world)
-                sync(world, rec)
+        _fire(world, when)
     if world.kubelet is not None:
-        world.kubelet.scheduler.advance((target - world.now) * scale)
+        world.kubelet.advance_timers((target - clock.now) * clock.scale)
         if seconds >= 1.0:
             retry_failed_registrations(world)
-    world.now = target
+    clock.now = target
 
 
-def _count_timer_run(world: World) -> None:
-    """One more reconcile pass or pod retry fired by the clock; a run gets :data:`MAX_TIMER_RUNS`."""
-    if world.aborted.is_set():
-        msg = "the run was stopped (its time limit passed)"
-        raise DrasimError(msg)
-    world.timer_runs += 1
-    if world.timer_runs > MAX_TIMER_RUNS:
-        timers = world.profile.timers
-        msg = (
-            f"the nominal clock fired more than {MAX_TIMER_RUNS} reconcile passes and pod retries in "
-            f"this scenario (reconcile passes every {timers.reconcile_period:g}s, pod retries after "
-            f"{timers.backoff_period:g}s / {timers.resync_interval:g}s): advance the clock less or use "
-            "longer timer periods"
-        )
-        raise ConfigError(msg)
+def _next_due(world: World, target: float) -> float | None:
+    """The earliest moment, up to ``target``, when a timer of the running kubelet is due:
+    a reconcile pass, a pod worker retry or one of its own timers (None: nothing is due)."""
+    kubelet, clock = world.kubelet, world.clock
+    if kubelet is None:
+        return None
+    due = [rec.retry_due for rec in world.pods.values() if rec.retry_due is not None]
+    if clock.next_reconcile is not None:
+        due.append(clock.next_reconcile)
+    pending = kubelet.pending_timers()
+    if pending:
+        due.append(clock.now + pending[0] / clock.scale)
+    upcoming = [t for t in due if t <= target + EPSILON]
+    return max(min(upcoming), clock.now) if upcoming else None
+
+
+def _fire(world: World, when: float) -> None:
+    """Move the clock to ``when`` and run what is due then: the kubelet's timers, a reconcile
+    pass, pod worker retries."""
+    kubelet, clock, timers = world.kubelet, world.clock, world.profile.timers
+    assert kubelet is not None
+    kubelet.advance_timers((when - clock.now) * clock.scale)
+    clock.now = when
+    if clock.next_reconcile is not None and clock.next_reconcile <= when + EPSILON:
+        clock.next_reconcile = when + float(timers.reconcile_period)
+        clock.count_timer_run(timers)
+        reconcile(world)
+    for rec in list(world.pods.values()):
+        if rec.retry_due is not None and rec.retry_due <= when + EPSILON:
+            rec.retry_due = None
+            clock.count_timer_run(timers)
+            sync(world, rec)
 
 
 def retry_failed_registrations(world: World) -> None:
@@ -277,7 +274,7 @@ def retry_failed_registrations(world: World) -> None:
         latest[str(event.get("socket"))] = str(event.get("outcome"))
     failed = [path for path, outcome in latest.items() if outcome == "failed" and os.path.exists(path)]
     mark = world.journal.mark()
-    world.kubelet.host.sync(timeout=15.0)
+    world.kubelet.sync_registrations(15.0)
     for path in failed:
         world.journal.wait_for(15.0, kind="registration", since_seq=mark, socket=path)
-    world.settle_registrations()
+    world.fleet.settle_registrations()

@@ -30,6 +30,9 @@ NEEDED: tuple[tuple[str, str, str, str], ...] = (
     ("create", "resource.k8s.io", "resourceclaims", ""),
     ("delete", "resource.k8s.io", "resourceclaims", ""),
     ("update", "resource.k8s.io", "resourceclaims", "status"),
+    # Since 1.36 (DRAResourceClaimGranularStatusAuthorization) writing status.allocation or
+    # status.reservedFor also needs this synthetic subresource, as the scheduler has.
+    ("update", "resource.k8s.io", "resourceclaims", "binding"),
     ("get", "resource.k8s.io", "resourceclaimtemplates", ""),
     ("create", "resource.k8s.io", "resourceclaimtemplates", ""),
     ("list", "resource.k8s.io", "resourceslices", ""),

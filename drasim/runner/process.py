@@ -173,6 +173,18 @@ class DriverProcess:
         """SIGKILL at once (the process gets no chance to clean its sockets)."""
         return self._end(signal.SIGKILL, "killed")
 
+    def crash(self) -> int | None:
+        """SIGKILL at once and wait, as if the process died on its own: unlike :meth:`kill` the
+        exit status stays (:meth:`returncode`) until the next start, and no event is emitted."""
+        with self._lock:
+            proc = self._proc
+            if proc is None or proc.poll() is not None:
+                return None if proc is None else proc.returncode
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            return proc.returncode
+
     def restart(self) -> None:
         """Stop gracefully and start again."""
         self.stop()

@@ -29,12 +29,14 @@ from drasim.errors import DrasimError
 from drasim.runner.backend_choice import backend_skip_reason
 from drasim.runner.context import StepFailure
 from drasim.runner.drivers import ProcessDriverHandle
+from drasim.runner.kubeletslot import SimulatedCrash, Unsupported
+from drasim.runner.options import RunOptions
+from drasim.runner.plan import RunPlan, plan_run
 from drasim.runner.session import Interruption, StepSession, describe_step
-from drasim.runner.world import RunOptions, SimulatedCrash, World, open_world
-from drasim.scenario.limits import DEFAULT_SCENARIO_TIMEOUT
+from drasim.runner.versions import matrix
+from drasim.runner.world import World, open_world
 from drasim.scenario.registry import Step
 from drasim.scenario.schema import Scenario
-from drasim.timescale import effective_time_scale
 
 #: How often (real seconds) the main thread, waiting for the scenario threads, lets Python run a
 #: pending signal handler: the kernel may deliver SIGINT/SIGTERM to another thread, and Python
@@ -115,28 +117,30 @@ def reproduce_command(scenario: Scenario, options: RunOptions) -> str:
     (``--workspace-dir``, ``--keep-workspace``) and how many run at once do not change it.
     """
     words = ["drasim", "run", scenario.file or "<file>", "-k", scenario.name]
+    default = RunOptions()
     if options.driver_cmd:
         words += ["--driver-cmd", options.driver_cmd]
         if options.driver_name:
             words += ["--driver-name", options.driver_name]
         for capability in options.capabilities:
             words += ["--capability", capability]
+        if not options.proxy:
+            words.append("--no-proxy")
     for bug in options.bugs:
         words += ["--inject-bug", bug]
     if options.fsync:
         words.append("--fsync")
-    if options.time_scale is not None:
-        words += ["--time-scale", repr(options.time_scale)]
-    if options.kubelet_version:
-        words += ["--kubelet-version", options.kubelet_version]
-    if options.scenario_timeout != DEFAULT_SCENARIO_TIMEOUT:
-        words += ["--scenario-timeout", f"{options.scenario_timeout or 0:g}"]
-    if options.backend:
-        words += ["--backend", options.backend]
-    if options.kubeconfig is not None:
-        words += ["--kubeconfig", str(options.kubeconfig)]
-    if options.context is not None:
-        words += ["--context", options.context]
+    timeout = options.scenario_timeout
+    single: list[tuple[str, str | None]] = [
+        ("--time-scale", None if options.time_scale is None else repr(options.time_scale)),
+        ("--kubelet-version", options.kubelet_version),
+        ("--scenario-timeout", None if timeout == default.scenario_timeout else f"{timeout or 0:g}"),
+        ("--backend", options.backend),
+        ("--kubeconfig", None if options.kubeconfig is None else str(options.kubeconfig)),
+        ("--context", options.context),
+        ("--kubelet", None if options.kubelet == default.kubelet else options.kubelet),
+    ]
+    words += [word for flag, value in single if value is not None and value != "" for word in (flag, value)]
     return shlex.join(words)
 
 
@@ -159,12 +163,13 @@ def _end(
     ending: _Ending,
     results: ResultBuilder[ScenarioRecord],
     world: World | None,
-    *,
-    scenario: Scenario,
-    options: RunOptions,
+    plan: RunPlan,
 ) -> None:
-    """Record ``ending`` on ``result`` (status and failure)."""
+    """Record ``ending`` on ``result`` (status and failure; a skip's reason)."""
     step = ending.step
+    if ending.status == "skipped":
+        result.status, result.skip_reason = "skipped", ending.message
+        return
     text = describe_step(step) if step is not None else ""
     if step is not None and step.file:
         text = f"{text}  ({step.location})"
@@ -178,7 +183,7 @@ def _end(
         actual=ending.actual,
         similar_events=ending.similar,
         journal_tail=world.journal.tail(15) if world is not None else [],
-        reproduce=reproduce_command(scenario, options),
+        reproduce=reproduce_command(plan.scenario, plan.options),
     )
 
 
@@ -186,6 +191,8 @@ def _ending(err: Exception, index: int | None, step: Step | None) -> _Ending:
     """How an exception out of the set-up or a step ends the scenario."""
     if isinstance(err, StepFailure):
         return _Ending("failed", err.message, index, step, err.expected, err.actual, err.similar)
+    if isinstance(err, Unsupported):
+        return _Ending("skipped", str(err), index, step)
     if isinstance(err, SimulatedCrash):
         return _Ending("failed", f"the kubelet crashed outside restartKubelet: {err}", index, step)
     if isinstance(err, DrasimError):
@@ -200,31 +207,31 @@ def _ending(err: Exception, index: int | None, step: Step | None) -> _Ending:
     )
 
 
-def _skip_reason(
-    scenario: Scenario, options: RunOptions, version: str, reason: str, skip: RealDriverSkip | None
-) -> str:
+def _skip_reason(plan: RunPlan, skip: RealDriverSkip | None) -> str:
     """Why the scenario must not run ('' when it may): its kubelet versions, the real driver, the backend."""
+    reason, options = plan.version_skip, plan.options
     if not reason and options.driver_cmd and skip is not None:
-        reason = skip(scenario, options.capabilities)
+        reason = skip(plan.scenario, plan.driver_capabilities)
     if not reason:
-        reason = backend_skip_reason(scenario, options.backend, version)
+        reason = backend_skip_reason(plan.scenario, options.backend, plan.kubelet_version)
     return reason
 
 
-def _new_result(results: ResultBuilder[R], scenario: Scenario, status: Status, options: RunOptions) -> R:
-    """A result for ``scenario`` that records the time scale it runs at (``--time-scale`` included)."""
-    result = results.scenario(scenario, status)
-    result.time_scale = effective_time_scale(scenario.spec.kubelet.time_scale, options.time_scale)
+def _new_result(results: ResultBuilder[R], plan: RunPlan, status: Status) -> R:
+    """A result for the plan's scenario that records its name, kubelet version and time scale."""
+    result = results.scenario(plan.scenario, status)
+    result.name, result.kubelet_version, result.time_scale = plan.name, plan.kubelet_version, plan.time_scale
     return result
 
 
-def run_scenario(
+def run_scenario(  # noqa: C901 - set-up, the timed drive, interruption and teardown in one place
     scenario: Scenario,
     options: RunOptions | None = None,
     *,
     results: ResultBuilder[R],
     real_driver_skip: RealDriverSkip | None = None,
     interruption: Interruption | None = None,
+    plan: RunPlan | None = None,
 ) -> R:
     """Run one scenario in a fresh world; never raises for scenario or driver problems.
 
@@ -233,27 +240,23 @@ def run_scenario(
     starts) and the result is a failure naming the step that was running. Teardown always
     runs, so driver processes are stopped and the workspace is removed either way.
     ``real_driver_skip`` is asked (with ``options.driver_cmd``) whether the scenario can run
-    against the real driver; without it, every scenario runs.
+    against the real driver; without it, every scenario runs. ``plan``: the run's plan when the
+    caller made it already (else it is made here from ``scenario`` and ``options``).
     """
-    from drasim.runner.versions import matrix_name, resolve_version
-
-    options = options or RunOptions()
+    plan = plan or plan_run(scenario, options)
     started = time.monotonic()
-    result = _new_result(results, scenario, "passed", options)
-    result.kubelet_version, reason = resolve_version(scenario, options)
-    if options.kubelet_version:
-        result.name = matrix_name(scenario.name, result.kubelet_version)
-    reason = _skip_reason(scenario, options, result.kubelet_version or "", reason, real_driver_skip)
+    result = _new_result(results, plan, "passed")
+    reason = _skip_reason(plan, real_driver_skip)
     if reason:
         result.status, result.skip_reason = "skipped", reason
         return result
     try:
-        world = open_world(scenario, options)
+        world = open_world(scenario, plan=plan)
     except Exception as err:
         failed = _ending(err, None, None)
-        if isinstance(err, DrasimError):
+        if isinstance(err, DrasimError) and not isinstance(err, Unsupported):
             failed.message = f"setting up the node failed: {err}"
-        _end(result, failed, results, None, scenario=scenario, options=options)
+        _end(result, failed, results, None, plan)
         result.duration = time.monotonic() - started
         return result
     session = StepSession(world)
@@ -268,7 +271,7 @@ def run_scenario(
             ended.append(found)
 
     try:
-        timed_out = session.within(options.scenario_timeout, drive)
+        timed_out = session.within(plan.options.scenario_timeout, drive)
         if timed_out is not None:
             ending = _Ending("failed", timed_out.message, timed_out.index, timed_out.step)
         elif ended:
@@ -279,7 +282,7 @@ def run_scenario(
             if interruption.is_set():
                 ending = _Ending("error", INTERRUPTED, session.index, session.step)
         if ending is not None:
-            _end(result, ending, results, world, scenario=scenario, options=options)
+            _end(result, ending, results, world, plan)
         _finish(world, result)
         result.duration = time.monotonic() - started
     return result
@@ -309,21 +312,21 @@ def _finish(world: World, result: ScenarioRecord) -> None:
         # Driver processes end first, so the report holds everything they wrote.
         world.shut_down()
         stdout, stderr = [], []
-        for handle in world.drivers.values():
+        for handle in world.fleet.drivers.values():
             if isinstance(handle, ProcessDriverHandle):
                 out, err = handle.output()
                 stdout.append(out)
                 stderr.append(err)
         result.stdout = "".join(stdout)
         result.stderr = "".join(stderr)
-        if world.options.keep_workspace:
+        if world.plan.options.keep_workspace:
             result.artifacts["workspace"] = str(world.workspace.root)
     finally:
         world.teardown()
         result.journal = world.journal.events()
 
 
-def run_scenarios(
+def run_scenarios(  # noqa: C901 - the thread pool, fail-fast and Ctrl-C handling belong together
     scenarios: Sequence[Scenario],
     options: RunOptions | None = None,
     *,
@@ -335,8 +338,6 @@ def run_scenarios(
 ) -> list[R]:
     """Run many scenarios (``jobs`` at a time; each once per ``options.kubelet_versions``);
     the results keep the input order."""
-    from drasim.runner.versions import matrix, matrix_name
-
     options = options or RunOptions()
     runs = matrix(list(scenarios), options)
     done: list[R | None] = [None] * len(runs)
@@ -344,29 +345,28 @@ def run_scenarios(
     lock = threading.Lock()
     interruption = Interruption()
 
-    def skipped(scenario: Scenario, name: str, reason: str) -> R:
-        result = _new_result(results, scenario, "skipped", options)
-        result.name, result.skip_reason = name, reason
+    def skipped(plan: RunPlan, reason: str) -> R:
+        result = _new_result(results, plan, "skipped")
+        result.skip_reason = reason
         return result
 
     def one(i: int) -> None:
         scenario, run_options = runs[i]
-        version = run_options.kubelet_version
-        name = matrix_name(scenario.name, version) if version else scenario.name
+        plan = plan_run(scenario, run_options)
         if interruption.is_set():
-            result = skipped(scenario, name, "not run: the run was interrupted")
+            result = skipped(plan, "not run: the run was interrupted")
         elif stop.is_set():
-            result = skipped(scenario, name, "--fail-fast: an earlier scenario failed")
+            result = skipped(plan, "--fail-fast: an earlier scenario failed")
         else:
             if reporter is not None:
                 with lock:
-                    reporter.scenario_started(name, f"{scenario.file}:{scenario.line}")
+                    reporter.scenario_started(plan.name, f"{scenario.file}:{scenario.line}")
             result = run_scenario(
                 scenario,
-                run_options,
                 results=results,
                 real_driver_skip=real_driver_skip,
                 interruption=interruption,
+                plan=plan,
             )
             if fail_fast and result.status in ("failed", "error"):
                 stop.set()

@@ -158,7 +158,7 @@ class StepSession:
             error = str(err) or type(err).__name__
             raise
         finally:
-            if self.world.options.record_checkpoint_bytes:
+            if self.world.plan.options.record_checkpoint_bytes:
                 self._record_checkpoint_bytes()
             journal.record(STEP_END, index=number, name=step.name, outcome=outcome, error=error or None)
 
@@ -182,7 +182,7 @@ class StepSession:
         if limit is None:
             work()
             return None
-        name = f"drasim-scenario-{self.world.scenario.name}"
+        name = f"drasim-scenario-{self.world.plan.scenario.name}"
         worker = threading.Thread(target=work, name=name, daemon=True)
         worker.start()
         try:

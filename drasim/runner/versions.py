@@ -16,7 +16,7 @@ from drasim.errors import ConfigError
 from drasim.profiles import VERSIONS, VersionError, allowed_versions, profile
 
 if TYPE_CHECKING:
-    from drasim.runner.world import RunOptions
+    from drasim.runner.options import RunOptions
     from drasim.scenario.schema import Scenario
 
 __all__ = ["matrix", "matrix_name", "resolve_version"]

@@ -15,12 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from drasim.apiversions import DEFAULT_DRA_SERVICES, DRA_SERVICES
+from drasim.apiversions import DEFAULT_DRA_SERVICES, DRA_SERVICES, RESOURCE_API_VERSIONS
 from drasim.faults import ApiClient, ApiFault, ApiVerb, GrpcCode, PluginFault, Rpc
-from drasim.scenario.limits import doc
+from drasim.limits import doc
+from drasim.profiles import VERSIONS
 from drasim.values import KUBELET_HOOK_POINTS
 
-__all__ = [  # the fault vocabulary (drasim.faults) and doc (drasim.scenario.limits) are re-exported
+__all__ = [  # the fault vocabulary (drasim.faults) and doc (drasim.limits) are re-exported
     "API_VERSION",
     "CRASH_POINT_MEANING",
     "DEFAULT_SERVICES",
@@ -132,10 +133,16 @@ ApiServerMode = Literal["auto", "memory", "http"]
 BackendName = Literal["", "memory", "http", "kubeconfig"]
 """An API-server backend (docs/backends.md); empty: whichever the run chooses."""
 
-ResourceApiVersion = Literal["v1", "v1beta2", "v1beta1", "v1alpha3"]
+if TYPE_CHECKING:
+    ResourceApiVersion = str
+else:  # from the one table of API versions (drasim.apiversions)
+    ResourceApiVersion = Literal[RESOURCE_API_VERSIONS]
 """resource.k8s.io versions the fake API server can serve (v1alpha3: what kubelet 1.31 reads)."""
 
-KubeletVersionName = Literal["1.31", "1.32", "1.33", "1.34", "1.35", "1.36", "1.37"]
+if TYPE_CHECKING:
+    KubeletVersionName = str
+else:  # derived from the profiles, so a new kubelet version is one profile row
+    KubeletVersionName = Literal[VERSIONS]
 """Kubelet versions drasim emulates (drasim.profiles; docs/kubelet-versions.md)."""
 
 DEFAULT_SERVICES: tuple[KubeletService, ...] = DEFAULT_DRA_SERVICES

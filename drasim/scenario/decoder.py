@@ -17,8 +17,9 @@ from typing import Any
 
 import yaml
 
+from drasim.fsutil import read_regular_file
+from drasim.limits import MAX_DECODED_VALUES, MAX_FILE_BYTES
 from drasim.scenario import typeinfo as ti
-from drasim.scenario.limits import MAX_DECODED_VALUES
 from drasim.scenario.registry import STEP_TYPES, Step
 from drasim.scenario.yamlsrc import Loc, YList, YMap, parse_documents, yaml_error_loc
 
@@ -211,7 +212,7 @@ class Decoder:
 
     # -- dataclasses ----------------------------------------------------------------------
 
-    def decode_dataclass(self, value: Any, cls: type, path: str, loc: Loc) -> Any:
+    def decode_dataclass(self, value: Any, cls: type, path: str, loc: Loc) -> Any:  # noqa: C901 - one branch per YAML shape a field may take
         """Decode a mapping into ``cls``: unknown fields, missing fields and field types are checked."""
         if not isinstance(value, dict):
             return self.type_error(cls, value, loc, path)
@@ -395,7 +396,7 @@ class Decoder:
             return []
         target = (self.base_dir or Path.cwd()) / ref
         try:
-            text = target.read_text(encoding="utf-8")
+            text = read_regular_file(target, MAX_FILE_BYTES).decode("utf-8")
         except (OSError, UnicodeDecodeError) as err:
             self.problem(
                 ref_loc, f"{path}.file", f"cannot read {ref!r}: {getattr(err, 'strerror', None) or err}"

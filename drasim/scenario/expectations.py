@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from drasim.limits import MAX_COUNT
 from drasim.scenario.common import ErrorMatch, GrpcCode, Health, KubeletOperation, PodPhase, Rpc, doc
-from drasim.scenario.limits import MAX_COUNT
 from drasim.scenario.registry import step
 
 _SINCE = "Window: 'start', 'previous' (the previous step of this name) or an earlier mark's name."
@@ -428,7 +428,7 @@ class ExpectPod:
     )
 
 
-@step("expectHealth", pod_field=True)
+@step("expectHealth", pod_field=True, needs={"health": "uses {where}"})
 @dataclass(frozen=True, kw_only=True)
 class ExpectHealth:
     """Check a container's ``allocatedResourcesStatus`` entry ``claim:<claim>[/<request>]``.

@@ -17,6 +17,8 @@ from typing import Any
 import yaml
 
 from drasim.errors import ScenarioError
+from drasim.fsutil import read_regular_file
+from drasim.limits import MAX_FILE_BYTES
 from drasim.scenario.common import API_VERSION, KIND
 from drasim.scenario.decoder import INVALID, Decoder, Problem, suggest
 from drasim.scenario.schema import ClaimShorthand, Scenario
@@ -86,14 +88,24 @@ def discover(paths: Iterable[str | Path], problems: list[Problem] | None = None)
 
 def _mentions_scenario(path: Path) -> bool:
     try:
-        return bool(_KIND_LINE.search(path.read_text(encoding="utf-8", errors="replace")))
+        data = read_regular_file(path, MAX_FILE_BYTES)
     except OSError:
         return True  # let the loader report why it cannot be read
+    return bool(_KIND_LINE.search(data.decode("utf-8", errors="replace")))
+
+
+def read_scenario_text(path: Path) -> str:
+    """A scenario (or manifest) file's text: a regular file of at most ``MAX_FILE_BYTES``, UTF-8.
+
+    Raises OSError (its ``strerror``, or ``str()`` for a file of the wrong kind or size)
+    or UnicodeDecodeError.
+    """
+    return read_regular_file(path, MAX_FILE_BYTES).decode("utf-8")
 
 
 def _load_file(path: Path) -> tuple[list[Scenario], list[Problem]]:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_scenario_text(path)
     except (OSError, UnicodeDecodeError) as err:
         reason = getattr(err, "strerror", None) or str(err)
         return [], [Problem(Loc(str(path), 1, 1), "", f"cannot read file: {reason}")]

@@ -7,7 +7,7 @@ Each step in ``spec.steps`` is a mapping with exactly one key. The key is looked
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
@@ -30,7 +30,10 @@ class StepType:
     that kubelet operation (its ``expectError`` is the operation's error); ``pod_field``: its
     ``pod`` field names a pod started earlier; ``lifecycle``: it changes what may fail while it
     runs (kubelet or plugin restarts, faults); ``starts_plugin``: it (re)starts driver processes,
-    which then register with the kubelet.
+    which then register with the kubelet; ``needs``: the capabilities of the driver under test
+    the step needs when it targets that driver (its ``driver`` field empty or naming it), each
+    with the reason a skipped scenario gives (``{where}`` is the step and its location;
+    :mod:`drasim.conformance.requirements` reads them).
     """
 
     name: str
@@ -44,6 +47,7 @@ class StepType:
     pod_field: bool = False
     lifecycle: bool = False
     starts_plugin: bool = False
+    needs: tuple[tuple[str, str], ...] = ()
 
     @property
     def summary(self) -> str:
@@ -66,6 +70,7 @@ def step(
     pod_field: bool = False,
     lifecycle: bool = False,
     starts_plugin: bool = False,
+    needs: Mapping[str, str] | None = None,
 ) -> Callable[[type[T]], type[T]]:
     """Register a step dataclass under its YAML name, with its traits (see :class:`StepType`).
 
@@ -86,6 +91,7 @@ def step(
             pod_field,
             lifecycle,
             starts_plugin,
+            tuple((needs or {}).items()),
         )
         return cls
 

@@ -17,6 +17,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from drasim.apiversions import DEFAULT_RESOURCE_API_VERSIONS
+from drasim.limits import (
+    MAX_CLAIM_DEVICES,
+    MAX_CLAIM_REQUESTS,
+    MAX_CLAIMS,
+    MAX_DRIVERS,
+    MAX_DURATION,
+    MAX_NODE_DEVICES,
+    MAX_OBJECTS,
+    MAX_START_TIMEOUT,
+    MAX_STEPS,
+    MAX_TIME_SCALE,
+    RESOURCE_SLICE_MAX_DEVICES,
+)
 from drasim.scenario import expectations, steps
 from drasim.scenario.common import (
     API_VERSION,
@@ -30,19 +44,6 @@ from drasim.scenario.common import (
     RePreparePolicy,
     ResourceApiVersion,
     doc,
-)
-from drasim.scenario.limits import (
-    MAX_CLAIM_DEVICES,
-    MAX_CLAIM_REQUESTS,
-    MAX_CLAIMS,
-    MAX_DRIVERS,
-    MAX_DURATION,
-    MAX_NODE_DEVICES,
-    MAX_OBJECTS,
-    MAX_START_TIMEOUT,
-    MAX_STEPS,
-    MAX_TIME_SCALE,
-    RESOURCE_SLICE_MAX_DEVICES,
 )
 from drasim.scenario.registry import STEP_TYPES, Step, StepType
 from drasim.timescale import DEFAULT_TIME_SCALE
@@ -261,7 +262,7 @@ class ApiServerSpec:
         metadata=doc("auto: in-memory for fake drivers, HTTP when a real driver needs a kubeconfig."),
     )
     resource_api_versions: list[ResourceApiVersion] = field(
-        default_factory=lambda: ["v1", "v1beta2", "v1beta1"],
+        default_factory=lambda: list(DEFAULT_RESOURCE_API_VERSIONS),
         metadata=doc("resource.k8s.io versions served; others answer 404."),
     )
     faults: list[ApiFault] = field(default_factory=list, metadata=doc("Fault rules active from the start."))

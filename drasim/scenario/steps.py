@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from drasim.limits import MAX_DURATION, MAX_OBJECTS, MAX_PARALLEL_STEPS
 from drasim.scenario.common import (
     MAX_HEALTH_TIMEOUT_SECONDS,
     ApiFault,
@@ -25,7 +26,6 @@ from drasim.scenario.common import (
     PluginFault,
     doc,
 )
-from drasim.scenario.limits import MAX_DURATION, MAX_OBJECTS, MAX_PARALLEL_STEPS
 from drasim.scenario.registry import Step, step
 
 _EXPECT_ERROR = (
@@ -429,7 +429,7 @@ class ClearFaults:
     driver: str = field(default="", metadata=doc("Only this driver's rules; empty clears every rule."))
 
 
-@step("unblock", shorthand="driver")
+@step("unblock", shorthand="driver", needs={"proxy": "releases calls held by a block fault ({where})"})
 @dataclass(frozen=True, kw_only=True)
 class Unblock:
     """Release the plugin calls held by ``block`` (or ``hang``) faults and wait until they finished.
@@ -487,7 +487,13 @@ class RebootNode:
     )
 
 
-@step("setDeviceHealth")
+@step(
+    "setDeviceHealth",
+    needs={
+        "health": "uses {where}",
+        "fake-plugin": "tells the driver a device's health, which a real driver decides itself ({where})",
+    },
+)
 @dataclass(frozen=True, kw_only=True)
 class SetDeviceHealth:
     """The fake plugin reports a device's health on its stream; returns once the kubelet processed it."""

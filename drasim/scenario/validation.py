@@ -17,11 +17,11 @@ from dataclasses import fields, is_dataclass
 from typing import Any, cast
 
 from drasim.faults import CLAIM_RPCS, ApiFault, PluginFault, api_fault_problem
+from drasim.limits import MAX_NODE_DEVICES, MAX_STEPS
 from drasim.scenario import expectations as ex
 from drasim.scenario import steps as st
 from drasim.scenario.common import ErrorMatch
 from drasim.scenario.decoder import Decoder
-from drasim.scenario.limits import MAX_NODE_DEVICES, MAX_STEPS
 from drasim.scenario.registry import STEP_TYPES, Step, steps_with
 from drasim.scenario.schema import COMMAND_PLACEHOLDERS, DriverSpec, Scenario
 from drasim.scenario.typeinfo import camel
@@ -127,7 +127,7 @@ class ScenarioChecker:
                 spec, "steps", f"at most {MAX_STEPS} steps are allowed (nested ones included), got {steps}"
             )
 
-    def check_driver(self, drv: DriverSpec) -> None:
+    def check_driver(self, drv: DriverSpec) -> None:  # noqa: C901 - one rule per driver field
         """One driver spec."""
         if (drv.fake is None) == (drv.command is None):
             self.fail(drv, None, "a driver needs exactly one of 'fake' or 'command'")
@@ -208,7 +208,7 @@ class ScenarioChecker:
         if fault.message and fault.code is None:
             self.fail(fault, "message", "'message' goes with 'code'")
 
-    def check_step(self, step: Step) -> None:
+    def check_step(self, step: Step) -> None:  # noqa: C901 - one rule per step trait
         """One step: references, exclusive options, nested steps."""
         args = step.args
         if isinstance(args, st.StartPod):
@@ -299,7 +299,7 @@ class ScenarioChecker:
         if fault.plugin is not None:
             self.check_plugin_fault(fault.plugin)
 
-    def check_step_refs(self, args: object) -> None:
+    def check_step_refs(self, args: object) -> None:  # noqa: C901 - one rule per kind of reference
         """Pods, drivers and marks a step refers to must exist."""
         if isinstance(args, _POD_FIELD_STEPS):
             self.check_pod_ref(args, cast("Any", args).pod)  # pod_field steps all have ``pod``

@@ -13,6 +13,8 @@ from typing import Any
 
 import yaml
 
+from drasim.limits import MAX_DECODED_VALUES
+
 
 @dataclass(frozen=True, order=True)
 class Loc:
@@ -52,6 +54,20 @@ class LineLoader(yaml.SafeLoader):
         super().__init__(stream)
         self.file = file
         self.duplicate_keys: list[tuple[Loc, str]] = []
+        self.nodes = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        """Compose as PyYAML does, counting nodes: a file of more than ``MAX_DECODED_VALUES``
+        stops here, before it is built into Python objects (aliases count once)."""
+        self.nodes += 1
+        if self.nodes > MAX_DECODED_VALUES:
+            raise yaml.composer.ComposerError(
+                None,
+                None,
+                f"the file is too large: more than {MAX_DECODED_VALUES} values",
+                self.peek_event().start_mark,  # type: ignore[no-untyped-call]
+            )
+        return super().compose_node(parent, index)
 
     def construct_ymap(self, node: yaml.MappingNode) -> YMap:
         """Build a positioned mapping (merge keys ``<<`` are honoured)."""

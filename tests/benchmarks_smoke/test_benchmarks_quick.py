@@ -142,3 +142,19 @@ def test_scenario_throughput_quick_per_backend() -> None:
         )  # what ran passed; the kubeconfig backend skips fault scenarios
         assert re.fullmatch(NUMBER, row["per_s"])
     assert rows["memory"]["ran"] == rows["http"]["ran"] == "5"
+
+
+@pytest.mark.timeout(90)
+def test_proxy_overhead_quick() -> None:
+    found = results(run("proxy_overhead.py", "--quick"))
+    for name in (
+        "proxy_direct_call",
+        "proxy_proxied_call",
+        "proxy_proxied_unrecorded_call",
+        "proxy_bare_hop_call",
+    ):
+        (line,) = found[name]
+        assert line["n"] == "150"
+        assert float(line["median_us"]) > 0
+    (overhead,) = found["proxy_overhead"]
+    assert int(overhead["journaled"]) > 150  # every proxied call recorded (and the GetInfo)

@@ -52,7 +52,15 @@ def test_conformance_scenarios_through_a_driver_process(tmp_path: Path, driver_c
     kubeconfig = Path(argv[argv.index("--kubeconfig") + 1])
     assert kubeconfig.name == "kubeconfig"
     workspace = kubeconfig.parent
-    assert argv[argv.index("--registry-dir") + 1] == str(workspace / "kubelet" / "plugins_registry")
+    # By default the process registers through drasim's proxy: its own registration directory,
+    # mirrored into the kubelet's plugins_registry, where the kubelet registered it.
+    assert argv[argv.index("--registry-dir") + 1] == str(workspace / "proxy" / "registry")
+    journal = results["conformance-prepare-unprepare-round-trip"]["journal"]
+    (registered,) = [e for e in journal if e["kind"] == "registration" and e.get("outcome") == "registered"]
+    assert Path(registered["socket"]).parent == workspace / "kubelet" / "plugins_registry"
+    served = [e for e in journal if e["kind"] == "rpc" and e.get("side") == "plugin"]
+    assert {e["method"].rsplit("/", 1)[1] for e in served} >= {"GetInfo", "NodePrepareResources"}
+    assert all(e.get("via") == "proxy" for e in served)
 
     # The devices came from the slices the process published over HTTP (the allocator used them).
     prepares = [

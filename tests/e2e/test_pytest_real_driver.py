@@ -27,10 +27,10 @@ def test_conformance_suite_against_a_driver_process(pytester: pytest.Pytester, d
         "round-trip or conformance-registration or unknown-claim or batched or health-stream",
     )
     # conformance-registration counts GetInfo/NotifyRegistrationStatus as the kubelet saw them,
-    # so it runs against a real driver too.
-    result.assert_outcomes(passed=3, skipped=2)
+    # so it runs against a real driver too; unprepare-unknown-claim's plugin fault is applied
+    # by drasim's proxy, on by default.
+    result.assert_outcomes(passed=4, skipped=1)
     out = result.stdout.str()
-    assert "injects a plugin fault" in out
     assert "lacks capability 'health'" in out
     report = json.loads((pytester.path / "out" / "drasim-report.json").read_text())
     assert report["environment"]["backend"] == "http"
@@ -39,6 +39,18 @@ def test_conformance_suite_against_a_driver_process(pytester: pytest.Pytester, d
     calls = [e for r in passed for e in r["journal"] if e["kind"] == "rpc" and e.get("side") == "kubelet"]
     assert calls
     assert {e["driver"] for e in calls} == {"tpu.example.com"}
+    served = [e for r in passed for e in r["journal"] if e["kind"] == "rpc" and e.get("side") == "plugin"]
+    assert served
+    assert {e.get("via") for e in served} == {"proxy"}
+
+
+def test_without_the_proxy_plugin_faults_are_skipped(pytester: pytest.Pytester, driver_cmd: str) -> None:
+    result = pytester.runpytest(
+        "-rs", "--drasim-suite", "conformance", "--drasim-driver-cmd", driver_cmd,
+        "--drasim-no-proxy", "-k", "unknown-claim",
+    )  # fmt: skip
+    result.assert_outcomes(skipped=1)
+    assert "injects a plugin fault" in result.stdout.str()
 
 
 def test_node_fixture_drives_a_driver_process(pytester: pytest.Pytester, driver_cmd: str) -> None:

@@ -133,7 +133,7 @@ real_setup = world.World.setup
 
 def setup(self):
     real_setup(self)
-    seen.append((str(self.workspace.root.parent), self.options.fsync))
+    seen.append((str(self.workspace.root.parent), self.plan.options.fsync))
 
 def pytest_configure(config):
     world.World.setup = setup

@@ -5,6 +5,7 @@ from __future__ import annotations
 from drasim.conformance import (
     FAKE_PLUGIN,
     HEALTH,
+    PROXY,
     load_suite,
     missing_requirements,
     real_driver_skip_reason,
@@ -21,6 +22,13 @@ def test_conformance_scenarios_a_real_driver_cannot_run() -> None:
     }
 
 
+def test_with_the_proxy_only_the_health_stream_stays_out_of_reach() -> None:
+    skipped = {s.name for s in load_suite("conformance") if real_driver_skip_reason(s, [PROXY])}
+    assert skipped == {"conformance-health-stream"}
+    reasons = {s.name: real_driver_skip_reason(s, [PROXY, HEALTH]) for s in load_suite("conformance")}
+    assert "allocates the fake plugin's devices by name" in reasons["conformance-health-stream"]
+
+
 def test_requirements_name_the_step_and_its_location() -> None:
     scenario = build_scenario(
         claims=["gpu"],
@@ -33,9 +41,10 @@ def test_requirements_name_the_step_and_its_location() -> None:
         tags=["requires:sharing"],
     )
     reqs = {r.capability: r.reason for r in scenario_requirements(scenario)}
-    assert set(reqs) == {"sharing", FAKE_PLUGIN, HEALTH}
+    assert set(reqs) == {"sharing", PROXY, FAKE_PLUGIN, HEALTH}
     assert reqs["sharing"] == "tagged 'requires:sharing'"
-    assert reqs[FAKE_PLUGIN].startswith("injects a plugin fault (fault at <python-test>:")
+    assert reqs[PROXY].startswith("injects a plugin fault (fault at <python-test>:")
+    assert reqs[FAKE_PLUGIN].startswith("tells the driver a device's health, which a real driver decides")
     assert reqs[HEALTH].startswith("uses expectHealth at")
 
 

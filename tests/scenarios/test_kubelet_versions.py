@@ -13,9 +13,9 @@ import pytest
 
 from drasim.profiles import VERSIONS
 from drasim.report.model import RESULTS
+from drasim.runner.options import RunOptions
 from drasim.runner.run import run_scenario
 from drasim.runner.versions import allowed
-from drasim.runner.world import RunOptions
 from drasim.scenario import builtin_scenario_dir, load_paths
 from drasim.scenario.schema import Scenario
 

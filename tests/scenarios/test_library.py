@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from drasim.report.model import RESULTS
+from drasim.runner.options import RunOptions
 from drasim.runner.run import run_scenario
-from drasim.runner.world import RunOptions
 from drasim.scenario import builtin_scenario_dir, load_paths
 from drasim.scenario.schema import Scenario
 

@@ -15,17 +15,17 @@ from drasim.scenario import steps as S  # noqa: N812 - S.Allocate reads like the
 
 def _claim(world: World, ref: str, namespace: str = "default") -> dict[str, Any]:
     ns, name = split_ref(ref, namespace)
-    return world.runner_api.get(RESOURCE_V1, "ResourceClaim", name, world.namespace(ns))
+    return world.api.runner_api.get(RESOURCE_V1, "ResourceClaim", name, world.api.namespace(ns))
 
 
 def allocate_from_slices(world: World, claim: dict[str, Any]) -> dict[str, Any]:
     """Allocate ``claim`` from the published ResourceSlices, as the scheduler would."""
-    world.wait_republished_slices()
-    slices = world.runner_api.list(RESOURCE_V1, "ResourceSlice")
-    classes = world.runner_api.list(RESOURCE_V1, "DeviceClass")
+    world.fleet.wait_republished_slices()
+    slices = world.api.runner_api.list(RESOURCE_V1, "ResourceSlice")
+    classes = world.api.runner_api.list(RESOURCE_V1, "DeviceClass")
     others = [
         c
-        for c in world.runner_api.list(RESOURCE_V1, "ResourceClaim")
+        for c in world.api.runner_api.list(RESOURCE_V1, "ResourceClaim")
         if (c.get("status") or {}).get("allocation")
     ]
     return allocate(
@@ -39,7 +39,7 @@ def _explicit_results(
     requests = [r.get("name") for r in (claim.get("spec") or {}).get("devices", {}).get("requests", [])]
     results = []
     for ref in devices:
-        driver = world.driver(ref.driver).name
+        driver = world.fleet.driver(ref.driver).name
         result: dict[str, Any] = {
             "request": ref.request or (requests[0] if requests else "req-0"),
             "driver": driver,
@@ -80,7 +80,7 @@ def allocate_claim(world: World, args: S.Allocate, ctx: StepContext) -> None:
             }
         else:
             claim = allocate_from_slices(world, claim)
-        world.runner_api.update_status(claim)
+        world.api.runner_api.update_status(claim)
     except (ApiError, AllocationError, ConfigError) as err:
         error = str(err)
     check_error(args.expect_error, error, f"allocate {args.claim}")
@@ -91,7 +91,7 @@ def deallocate(world: World, args: S.Deallocate, ctx: StepContext) -> None:
     """Clear allocation and reservations."""
     claim = _claim(world, args.claim)
     claim["status"] = {}
-    world.runner_api.update_status(claim)
+    world.api.runner_api.update_status(claim)
 
 
 def reserve(claim: dict[str, Any], rec: PodRecord) -> dict[str, Any]:

@@ -3,10 +3,13 @@ the calls a block or hang fault holds."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from drasim.errors import ConfigError
 from drasim.runner.actions.registry import handles
 from drasim.runner.context import StepContext, StepFailure
 from drasim.runner.drivers import FakeDriverHandle
+from drasim.runner.proxied import ProxiedDriverHandle
 from drasim.runner.world import World
 from drasim.scenario import steps as S  # noqa: N812 - S.Fault reads like the YAML
 
@@ -20,31 +23,38 @@ def fault(world: World, args: S.Fault, ctx: StepContext) -> None:
     if (args.plugin is None) == (args.api_server is None):
         raise ConfigError("fault: give exactly one of plugin or apiServer")
     if args.plugin is not None:
-        handle = world.driver(args.plugin.driver)
-        handle.add_fault(world.plugin_fault(args.plugin), world.time_scale)
+        handle = world.fleet.driver(args.plugin.driver)
+        handle.add_fault(world.api.plugin_fault(args.plugin), world.plan.time_scale)
         world.journal.record("fault", where="plugin", driver=handle.name, spec=args.plugin)
     elif args.api_server is not None:
-        world.add_api_fault(args.api_server)
+        world.api.add_api_fault(args.api_server)
 
 
 @handles(S.ClearFaults)
 def clear_faults(world: World, args: S.ClearFaults, ctx: StepContext) -> None:
     """Remove fault rules."""
-    targets = [world.driver(args.driver)] if args.driver else list(world.drivers.values())
+    targets = [world.fleet.driver(args.driver)] if args.driver else list(world.fleet.drivers.values())
     for handle in targets:
         handle.clear_faults()
-    if not args.driver and world.backend.store is not None:
-        world.backend.store.faults.clear()
+    if not args.driver and world.api.backend.store is not None:
+        world.api.backend.store.faults.clear()
 
 
 @handles(S.Unblock)
 def unblock(world: World, args: S.Unblock, ctx: StepContext) -> None:
     """Release the calls held by block/hang faults and wait until the plugin finished them."""
-    handle = world.driver(args.driver)
-    if not isinstance(handle, FakeDriverHandle):
-        raise ConfigError(f"unblock: driver {handle.name} is a real driver process; it needs the fake plugin")
-    driver = handle.driver
-    held = int(driver.held_calls())
+    handle = world.fleet.driver(args.driver)
+    holder: Any
+    if isinstance(handle, FakeDriverHandle):
+        holder = handle.driver
+    elif isinstance(handle, ProxiedDriverHandle):
+        holder = handle  # the proxy in front of a driver process holds the calls
+    else:
+        raise ConfigError(
+            f"unblock: driver {handle.name} is a real driver process without drasim's proxy; "
+            "it needs the fake plugin or the proxy"
+        )
+    held = int(holder.held_calls())
     if held == 0:
         raise StepFailure(
             f"unblock: no call of {handle.name} is held by a block or hang fault",
@@ -52,7 +62,7 @@ def unblock(world: World, args: S.Unblock, ctx: StepContext) -> None:
             actual={"held": 0},
         )
     mark = world.journal.mark()
-    driver.release_hangs()
+    holder.release_hangs()
     for _ in range(held):
         event = world.journal.wait_for(UNBLOCK_WAIT, kind="rpc", since_seq=mark, side="plugin")
         if event is None:

@@ -3,11 +3,14 @@ optionally crashing at a hook point while another action runs."""
 
 from __future__ import annotations
 
+import contextlib
+
 from drasim.errors import KubeletError
 from drasim.runner import podworker
 from drasim.runner.actions.registry import check_error, handles, run_action
 from drasim.runner.context import StepContext, StepFailure
-from drasim.runner.world import SimulatedCrash, World
+from drasim.runner.kubeletslot import SimulatedCrash
+from drasim.runner.world import World
 from drasim.scenario import steps as S  # noqa: N812 - S.StartKubelet reads like the YAML
 from drasim.scenario.common import ErrorMatch
 
@@ -43,22 +46,13 @@ def start_kubelet(world: World, args: S.StartKubelet, ctx: StepContext) -> None:
 @handles(S.RestartKubelet)
 def restart_kubelet(world: World, args: S.RestartKubelet, ctx: StepContext) -> None:
     """Stop (or crash at a hook point while running ``during``) and start again."""
-    if args.crash_at and getattr(world, "upstream_kubelet", False):
-        raise StepFailure(
-            "restartKubelet: crashAt hook points are the emulation's; upstream's kubelet has none "
-            "(not comparable with --kubelet upstream)"
-        )
     if args.crash_at:
         if args.during is None:
             raise StepFailure("restartKubelet: crashAt needs a 'during' action that reaches the hook point")
-        world.crash_at, world.crashed_at = args.crash_at, None
-        try:
+        slot = world.kubelet_slot
+        with slot.crash_armed(args.crash_at), contextlib.suppress(SimulatedCrash):
             run_action(world, args.during.name, args.during.args, ctx)
-        except SimulatedCrash:
-            pass
-        finally:
-            world.crash_at = None
-        if world.crashed_at is None:
+        if slot.crashed_at is None:
             raise StepFailure(
                 f"restartKubelet: the kubelet never reached hook point {args.crash_at} during "
                 f"{args.during.name}",

@@ -64,7 +64,7 @@ def clear_cdi_dir(world: World, args: S.ClearCdiDir, ctx: StepContext) -> None:
 def reboot_node(world: World, args: S.RebootNode, ctx: StepContext) -> None:
     """Kubelet down, plugins killed, CDI tmpfs cleared, stale sockets gone, then everything back."""
     world.stop_kubelet()
-    for handle in world.drivers.values():
+    for handle in world.fleet.drivers.values():
         handle.kill()
     clear_cdi_dir(world, S.ClearCdiDir(), ctx)
     for directory in (world.workspace.registry_dir, world.workspace.plugins_dir):
@@ -72,6 +72,6 @@ def reboot_node(world: World, args: S.RebootNode, ctx: StepContext) -> None:
             if path.is_socket():
                 path.unlink()
     podworker.advance(world, args.downtime)
-    for handle in world.drivers.values():
-        world.start_driver(handle, wait=False)
+    for handle in world.fleet.drivers.values():
+        world.fleet.start(handle, wait=False)
     start_and_sync(world, None, running_too=True)

@@ -17,7 +17,7 @@ def _write_objects(
 ) -> str | None:
     """Write manifests in order; the first API error stops the step and is returned."""
     for obj in objects:
-        manifest = world.manifest(obj)
+        manifest = world.api.manifest(obj)
         error = api_error(lambda: write(manifest))  # noqa: B023 - called at once
         if error is not None:
             return error
@@ -27,13 +27,13 @@ def _write_objects(
 @handles(S.Apply)
 def apply(world: World, args: S.Apply, ctx: StepContext) -> None:
     """kubectl apply."""
-    check_error(args.expect_error, _write_objects(world, args.objects, world.runner_api.apply), "apply")
+    check_error(args.expect_error, _write_objects(world, args.objects, world.api.runner_api.apply), "apply")
 
 
 @handles(S.Create)
 def create(world: World, args: S.Create, ctx: StepContext) -> None:
     """kubectl create."""
-    check_error(args.expect_error, _write_objects(world, args.objects, world.runner_api.create), "create")
+    check_error(args.expect_error, _write_objects(world, args.objects, world.api.runner_api.create), "create")
 
 
 def _api_version(kind: str, given: str) -> str:
@@ -47,7 +47,7 @@ def _api_version(kind: str, given: str) -> str:
 def delete(world: World, args: S.Delete, ctx: StepContext) -> None:
     """Delete one object."""
     api_version = _api_version(args.kind, args.api_version)
-    name = world.backend.object_name(args.kind, args.name)
-    namespace = "" if args.kind in CLUSTER_SCOPED else world.namespace(args.namespace)
-    error = api_error(lambda: world.runner_api.delete(api_version, args.kind, name, namespace))
+    name = world.api.backend.object_name(args.kind, args.name)
+    namespace = "" if args.kind in CLUSTER_SCOPED else world.api.namespace(args.namespace)
+    error = api_error(lambda: world.api.runner_api.delete(api_version, args.kind, name, namespace))
     check_error(args.expect_error, error, f"delete {args.kind} {args.namespace}/{args.name}")

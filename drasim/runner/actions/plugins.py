@@ -19,41 +19,41 @@ HEALTH_REPORT_WAIT = 10.0
 @handles(S.RestartPlugin)
 def restart_plugin(world: World, args: S.RestartPlugin, ctx: StepContext) -> None:
     """Graceful stop, downtime, start."""
-    handle = world.driver(args.driver)
-    world.stop_driver(handle, kill=False)
+    handle = world.fleet.driver(args.driver)
+    world.fleet.stop(handle, kill=False)
     podworker.advance(world, args.downtime)
-    world.start_driver(handle)
+    world.fleet.start(handle)
 
 
 @handles(S.KillPlugin)
 def kill_plugin(world: World, args: S.KillPlugin, ctx: StepContext) -> None:
     """SIGKILL: stale sockets stay."""
-    world.stop_driver(world.driver(args.driver), kill=True)
+    world.fleet.stop(world.fleet.driver(args.driver), kill=True)
 
 
 @handles(S.StopPlugin)
 def stop_plugin(world: World, args: S.StopPlugin, ctx: StepContext) -> None:
     """Graceful stop."""
-    world.stop_driver(world.driver(args.driver), kill=False)
+    world.fleet.stop(world.fleet.driver(args.driver), kill=False)
 
 
 @handles(S.StartPlugin)
 def start_plugin(world: World, args: S.StartPlugin, ctx: StepContext) -> None:
     """Start again."""
-    world.start_driver(world.driver(args.driver))
+    world.fleet.start(world.fleet.driver(args.driver))
 
 
 @handles(S.DeregisterPlugin)
 def deregister_plugin(world: World, args: S.DeregisterPlugin, ctx: StepContext) -> None:
     """Remove only the registration socket."""
-    handle = world.driver(args.driver)
+    handle = world.fleet.driver(args.driver)
     path = handle.registration_socket()
     if path is None:
         raise StepFailure(f"deregisterPlugin: the registration socket of {handle.name} is not known")
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
     if world.kubelet is not None:
-        world.settle_registrations()
+        world.fleet.settle_registrations()
 
 
 @handles(S.SetDeviceHealth)
@@ -64,7 +64,7 @@ def set_device_health(world: World, args: S.SetDeviceHealth, ctx: StepContext) -
     timeout: re-sending the current health with another message or timeout (or the same
     one, which restarts the timeout) must not return before the kubelet got it.
     """
-    handle = world.driver(args.driver)
+    handle = world.fleet.driver(args.driver)
     pool = args.pool or world.node
     key = (handle.name, pool, args.device)
     want = {
@@ -75,8 +75,7 @@ def set_device_health(world: World, args: S.SetDeviceHealth, ctx: StepContext) -
             args.timeout_seconds if world.version.per_device_health_timeout else 0
         ),
     }
-    with world.health_changed:
-        before = world.health.get(key)
+    before = world.health.get(key)
     handle.set_health(
         args.device, args.health, pool=pool, message=args.message, timeout_seconds=args.timeout_seconds
     )
@@ -84,15 +83,13 @@ def set_device_health(world: World, args: S.SetDeviceHealth, ctx: StepContext) -
         return
 
     def stored() -> bool:
-        entry = world.health.get(key)
+        entry = world.health.entries.get(key)
         return entry is not None and entry is not before and all(entry.get(k) == v for k, v in want.items())
 
-    with world.health_changed:
-        arrived = world.health_changed.wait_for(stored, HEALTH_REPORT_WAIT)
+    arrived = world.health.wait_for(stored, HEALTH_REPORT_WAIT)
     if arrived:
         return
-    with world.health_changed:
-        latest = world.health.get(key)
+    latest = world.health.get(key)
     if latest is None or latest is before:
         raise StepFailure(
             f"setDeviceHealth: the kubelet did not receive {args.health} for {pool}/{args.device} "

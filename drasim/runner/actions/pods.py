@@ -20,9 +20,11 @@ def _schedule(world: World, args: S.StartPod, rec: PodRecord) -> None:
     """What the resourceclaim controller and scheduler do before the pod reaches the node."""
     for pc in rec.claims:
         if pc.template:
-            template = world.runner_api.get(RESOURCE_V1, "ResourceClaimTemplate", pc.template, rec.namespace)
+            template = world.api.runner_api.get(
+                RESOURCE_V1, "ResourceClaimTemplate", pc.template, rec.namespace
+            )
             generated = f"{rec.name}-{pc.name}"
-            world.runner_api.create(claim_from_template(template, name=generated, pod=rec))
+            world.api.runner_api.create(claim_from_template(template, name=generated, pod=rec))
             rec.generated_claims[pc.name] = generated
     if not (args.allocate or args.reserve):
         return
@@ -30,18 +32,18 @@ def _schedule(world: World, args: S.StartPod, rec: PodRecord) -> None:
         name = rec.claim_name(pc)
         if not name:
             continue
-        claim = world.runner_api.get(RESOURCE_V1, "ResourceClaim", name, rec.namespace)
+        claim = world.api.runner_api.get(RESOURCE_V1, "ResourceClaim", name, rec.namespace)
         if args.allocate and not (claim.get("status") or {}).get("allocation"):
             claim = allocate_from_slices(world, claim)
         if args.reserve:
             claim = reserve(claim, rec)
-        world.runner_api.update_status(claim)
+        world.api.runner_api.update_status(claim)
 
 
 @handles(S.StartPod)
 def start_pod(world: World, args: S.StartPod, ctx: StepContext) -> None:
     """Bind a pod: claims from templates, allocation, reservation, then PrepareResources."""
-    namespace = world.namespace(args.namespace)
+    namespace = world.api.namespace(args.namespace)
     key = f"{namespace}/{args.name}"
     if key in world.pods and world.pods[key].phase != "Gone":
         raise StepFailure(f"startPod: pod {key} already exists in this scenario")
@@ -49,12 +51,12 @@ def start_pod(world: World, args: S.StartPod, ctx: StepContext) -> None:
     rec = PodRecord(
         name=args.name,
         namespace=namespace,
-        uid=args.uid or world.new_uid("Pod", key),
+        uid=args.uid or world.api.new_uid("Pod", key),
         claims=claims,
         containers=containers_of(args.containers, claims),
     )
     error: str | None = None
-    if world.backend.real_cluster:
+    if world.api.backend.real_cluster:
         error = _create_then_schedule(world, args, rec)
     else:
         try:
@@ -63,7 +65,7 @@ def start_pod(world: World, args: S.StartPod, ctx: StepContext) -> None:
         except (ApiError, AllocationError, ConfigError) as err:
             error = f"scheduling pod {key}: {err}"
         if error is None:
-            world.runner_api.create(rec.manifest(world.node))
+            world.api.runner_api.create(rec.manifest(world.node))
     if error is None:
         world.pods[key] = rec
         error = podworker.prepare(world, rec)
@@ -77,18 +79,18 @@ def _create_then_schedule(world: World, args: S.StartPod, rec: PodRecord) -> str
     reservation whose pod it cannot find; so the pod exists before any claim names it. A
     scheduling failure deletes the pod again, leaving what the other backends leave.
     """
-    created = world.runner_api.create(rec.manifest(world.node))
+    created = world.api.runner_api.create(rec.manifest(world.node))
     rec.uid = str((created.get("metadata") or {}).get("uid") or rec.uid)
     try:
         with world.scheduling:
             _schedule(world, args, rec)
     except (ApiError, AllocationError, ConfigError) as err:
         with contextlib.suppress(ApiError):
-            world.runner_api.delete("v1", "Pod", rec.name, rec.namespace, grace_period_seconds=0)
+            world.api.runner_api.delete("v1", "Pod", rec.name, rec.namespace, grace_period_seconds=0)
         return f"scheduling pod {rec.key}: {err}"
     if rec.generated_claims:
         status = {"status": rec.manifest(world.node)["status"]}
-        world.runner_api.patch("v1", "Pod", rec.name, status, rec.namespace, subresource="status")
+        world.api.runner_api.patch("v1", "Pod", rec.name, status, rec.namespace, subresource="status")
     return None
 
 

@@ -4,54 +4,23 @@
 :mod:`drasim.scenario.expectations`) to its check, which returns when the expectation
 holds and raises :class:`~drasim.runner.context.StepFailure` when it does not. The
 checks live in this package's modules by subject (calls, errors, checkpoint, cdi, health,
-node; helpers in common); :data:`CHECKS` maps each expectation type to its check. Static
+node; helpers in common), each registered with ``@checks(ExpectX)`` in :data:`CHECKS`. Static
 validation of a scenario file is :mod:`drasim.scenario.validation`, not here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from drasim.errors import ConfigError
 from drasim.runner.context import StepContext
-from drasim.runner.expectations.calls import check_calls, check_consistent_replies
-from drasim.runner.expectations.cdi import check_cdi_devices, check_cdi_specs
-from drasim.runner.expectations.checkpoint import check_checkpoint
-from drasim.runner.expectations.errors import check_expect_error, check_no_error
-from drasim.runner.expectations.health import check_health
-from drasim.runner.expectations.node import (
-    check_connections,
-    check_metric,
-    check_might_need_unprepare,
-    check_pod,
-    check_registered,
-    check_resource_slices,
-)
-from drasim.scenario import expectations as ex
+
+# The check modules register their checks (@checks) when imported.
+from drasim.runner.expectations import calls, cdi, checkpoint, errors, health, node  # noqa: F401
+from drasim.runner.expectations.registry import CHECKS
 
 if TYPE_CHECKING:
     from drasim.runner.world import World
-
-Check = Callable[["World", Any, StepContext], None]
-
-CHECKS: dict[type, Check] = {
-    ex.ExpectCalls: check_calls,
-    ex.ExpectError: check_expect_error,
-    ex.ExpectNoError: check_no_error,
-    ex.ExpectCheckpoint: check_checkpoint,
-    ex.ExpectCdiDevices: check_cdi_devices,
-    ex.ExpectCdiSpecs: check_cdi_specs,
-    ex.ExpectMightNeedUnprepare: check_might_need_unprepare,
-    ex.ExpectMetric: check_metric,
-    ex.ExpectResourceSlices: check_resource_slices,
-    ex.ExpectRegistered: check_registered,
-    ex.ExpectPod: check_pod,
-    ex.ExpectConnections: check_connections,
-    ex.ExpectHealth: check_health,
-    ex.ExpectConsistentReplies: check_consistent_replies,
-}
-"""Expectation dataclass -> its check."""
 
 
 def is_expectation(args: object) -> bool:

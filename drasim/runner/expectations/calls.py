@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from drasim.journal import RpcCall
 from drasim.runner.context import StepContext, StepFailure
 from drasim.runner.expectations.common import claim_key, grpc_code, plural, settle, similar, window_text
+from drasim.runner.expectations.registry import checks
 from drasim.scenario.expectations import CallMatch, ExpectCalls, ExpectConsistentReplies
 
 if TYPE_CHECKING:
@@ -142,6 +143,7 @@ def _counted(world: World, method: str, flt: CallFilter) -> list[RpcCall]:
     return [c for c in calls_of(world, method, flt.since) if flt.keep(c)]
 
 
+@checks(ExpectCalls)
 def check_calls(world: World, args: ExpectCalls, ctx: StepContext) -> None:
     """expectCalls: exact per-method counts and/or the exact sequence of calls."""
     flt = CallFilter(ctx.since(args.since), args.driver, claim_key(args.claim, world) if args.claim else "")
@@ -272,6 +274,7 @@ def _device(raw: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+@checks(ExpectConsistentReplies)
 def check_consistent_replies(world: World, args: ExpectConsistentReplies, ctx: StepContext) -> None:
     """expectConsistentReplies: every successful prepare reply for the claim had the same devices."""
     key = claim_key(args.claim, world)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from drasim.errors import ApiError, KubeletError
+from drasim.runner.apiside import SLICE_VERSIONS
 from drasim.runner.context import StepContext, StepFailure
 from drasim.runner.expectations.common import (
     as_error_match,
@@ -28,7 +29,7 @@ from drasim.runner.expectations.common import (
     find_pod,
     plural,
 )
-from drasim.runner.expectations.node import SLICE_VERSIONS
+from drasim.runner.expectations.registry import checks
 from drasim.runner.pods import PodRecord, containers_of
 from drasim.scenario.expectations import ExpectCdiDevices, ExpectCdiSpecs
 
@@ -60,7 +61,7 @@ def cdi_ids(world: World, record: PodRecord, container: str) -> list[str]:
 def cdi_devices(world: World, record: PodRecord, container: str) -> list[tuple[str, ...]]:
     """:func:`cdi_ids` grouped per prepared device (one tuple of IDs per device)."""
     if world.kubelet is not None:
-        return list(world.kubelet.manager.get_resources_by_device(record.manifest(world.node), container))
+        return list(world.kubelet.get_resources_by_device(record.manifest(world.node), container))
     return list(record.cdi.get(container, []))
 
 
@@ -88,6 +89,7 @@ def duplicate_problems(groups: list[tuple[str, ...]]) -> list[str]:
     return problems
 
 
+@checks(ExpectCdiDevices)
 def check_cdi_devices(world: World, args: ExpectCdiDevices, ctx: StepContext) -> None:
     """expectCdiDevices: the exact IDs, their number, uniqueness and syntax, or a GetResources error."""
     record = find_pod(world, args.pod)
@@ -124,7 +126,7 @@ def _wanted(args: ExpectCdiDevices) -> dict[str, Any]:
     }
 
 
-def _id_problems(args: ExpectCdiDevices, groups: list[tuple[str, ...]]) -> list[str]:
+def _id_problems(args: ExpectCdiDevices, groups: list[tuple[str, ...]]) -> list[str]:  # noqa: C901 - one rule per CDI ID check, as upstream lists them
     ids = [cdi_id for group in groups for cdi_id in group]
     problems: list[str] = []
     if args.ids is not None and ids != list(args.ids):
@@ -243,7 +245,8 @@ def _device_problems(index: int, device: Any, seen: set[str]) -> list[str]:
     return problems
 
 
-def check_cdi_specs(world: World, args: ExpectCdiSpecs, ctx: StepContext) -> None:
+@checks(ExpectCdiSpecs)
+def check_cdi_specs(world: World, args: ExpectCdiSpecs, ctx: StepContext) -> None:  # noqa: C901 - one expectation, one branch per spec field
     """expectCdiSpecs: files present/absent/counted, valid, and resolving every running container's IDs."""
     cdi_dir = Path(world.workspace.cdi_dir)
     files = spec_files(cdi_dir)
@@ -320,7 +323,7 @@ def _claim_spec_files(world: World, files: list[Path]) -> list[str]:
 
 def _claim_uids(world: World) -> set[str]:
     """UIDs of the ResourceClaims in the API server (from drasim's store when there is one)."""
-    store = world.backend.store  # None on a real cluster: read through the API then
+    store = world.api.backend.store  # None on a real cluster: read through the API then
     for version in SLICE_VERSIONS:
         api_version = f"resource.k8s.io/{version}"
         try:
@@ -328,7 +331,7 @@ def _claim_uids(world: World) -> set[str]:
                 rtype, served = store.registry.by_kind(api_version, "ResourceClaim")
                 items, _ = store.list(rtype, served)
             else:
-                items = world.runner_api.list(api_version, "ResourceClaim")
+                items = world.api.runner_api.list(api_version, "ResourceClaim")
         except ApiError:
             continue
         return {str(item["metadata"]["uid"]) for item in items}

@@ -15,6 +15,7 @@ from drasim.checkpoint.store import FileCheckpointStore
 from drasim.errors import CheckpointError
 from drasim.runner.context import StepContext, StepFailure
 from drasim.runner.expectations.common import claim_key, plural, pod_key
+from drasim.runner.expectations.registry import checks
 from drasim.scenario.expectations import ClaimCheckpoint, DeviceMatch, DriverCheckpoint, ExpectCheckpoint
 from drasim.state import ClaimInfoState, Device, DriverState
 
@@ -70,7 +71,8 @@ def pod_names(world: World, entry: ClaimInfoState) -> list[str]:
     return sorted(by_uid.get(uid, f"uid:{uid}") for uid in entry.pod_uids or ())
 
 
-def check_checkpoint(world: World, args: ExpectCheckpoint, ctx: StepContext) -> None:
+@checks(ExpectCheckpoint)
+def check_checkpoint(world: World, args: ExpectCheckpoint, ctx: StepContext) -> None:  # noqa: C901 - one expectation, one branch per checkpoint field
     """expectCheckpoint: validity, entry count, per-claim contents, absent claims, ShareID key."""
     entries, problem, share_id_key = _read(world)
     path = world.workspace.checkpoint_path

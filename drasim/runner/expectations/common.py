@@ -53,7 +53,7 @@ def claim_key(ref: str, world: World | None = None) -> str:
     """
     namespace, name = split_ref(ref)
     if world is not None:
-        namespace = world.namespace(namespace)
+        namespace = world.api.namespace(namespace)
     return f"{namespace}/{name}"
 
 

@@ -21,6 +21,7 @@ from drasim.runner.expectations.common import (
     similar,
     window_text,
 )
+from drasim.runner.expectations.registry import checks
 from drasim.scenario.expectations import ExpectError, ExpectNoError
 
 if TYPE_CHECKING:
@@ -112,6 +113,7 @@ def _summary(world: World, event: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+@checks(ExpectError)
 def check_expect_error(world: World, args: ExpectError, ctx: StepContext) -> None:
     """expectError: at least one matching kubelet error in the window."""
     since = ctx.since(args.since)
@@ -137,6 +139,7 @@ def check_expect_error(world: World, args: ExpectError, ctx: StepContext) -> Non
     )
 
 
+@checks(ExpectNoError)
 def check_no_error(world: World, args: ExpectNoError, ctx: StepContext) -> None:
     """expectNoError: no kubelet error of the operation in the window."""
     since = ctx.since(args.since)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from drasim.runner.context import StepContext, StepFailure
 from drasim.runner.expectations.common import container_name, find_pod
-from drasim.runner.health import device_health_info
+from drasim.runner.expectations.registry import checks
 from drasim.runner.pods import PodRecord, container_claims, containers_of
 from drasim.scenario.expectations import ExpectHealth
 from drasim.scenario.steps import PodClaim
@@ -48,7 +48,7 @@ def entry_statuses(
     real = None if pod_claim is None else record.claim_name(pod_claim)
     if real is None:
         return {}
-    info = world.kubelet.manager.claim_info(record.namespace, real)
+    info = world.kubelet.claim_info(record.namespace, real)
     if info is None:
         return {}
     base = request.split("/", 1)[0]
@@ -58,10 +58,11 @@ def entry_statuses(
             if request and device.request_names and base not in device.request_names:
                 continue
             rid = resource_id(driver, device.pool_name, device.device_name, device.cdi_device_ids)
-            resources.setdefault(rid, device_health_info(world, driver, device.pool_name, device.device_name))
+            resources.setdefault(rid, world.health.info(driver, device.pool_name, device.device_name))
     return resources
 
 
+@checks(ExpectHealth)
 def check_health(world: World, args: ExpectHealth, ctx: StepContext) -> None:
     """expectHealth: every (or the one named) resource of the entry has the expected health and message."""
     record = find_pod(world, args.pod)

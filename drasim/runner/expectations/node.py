@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from drasim.errors import ApiError
 from drasim.runner.context import StepContext, StepFailure
 from drasim.runner.expectations.common import find_pod, plural, pod_key, settle
+from drasim.runner.expectations.registry import checks
 from drasim.scenario.expectations import (
     CallCount,
     ExpectConnections,
@@ -25,19 +26,17 @@ from drasim.scenario.expectations import (
 if TYPE_CHECKING:
     from drasim.runner.world import World
 
-SLICE_VERSIONS = ("v1", "v1beta2", "v1beta1")
-"""resource.k8s.io versions tried, in order, to list ResourceSlices (whichever is served)."""
-
 
 def _kubelet_stopped(what: str) -> StepFailure:
     return StepFailure(f"{what}: the kubelet is not running", actual={"kubelet": "stopped"})
 
 
+@checks(ExpectMightNeedUnprepare)
 def check_might_need_unprepare(world: World, args: ExpectMightNeedUnprepare, ctx: StepContext) -> None:
     """expectMightNeedUnprepare: the kubelet's PodMightNeedToUnprepareResources answer per pod."""
     if world.kubelet is None:
         raise _kubelet_stopped("expected PodMightNeedToUnprepareResources answers")
-    manager = world.kubelet.manager
+    manager = world.kubelet
     expected: dict[str, bool] = {}
     actual: dict[str, bool] = {}
     for ref, want in args.pods.items():
@@ -52,6 +51,7 @@ def check_might_need_unprepare(world: World, args: ExpectMightNeedUnprepare, ctx
         )
 
 
+@checks(ExpectPod)
 def check_pod(world: World, args: ExpectPod, ctx: StepContext) -> None:
     """expectPod: the phase as the runner tracks it (a forgotten pod is Gone) and the deletionTimestamp."""
     key = pod_key(args.pod, world)
@@ -68,7 +68,7 @@ def check_pod(world: World, args: ExpectPod, ctx: StepContext) -> None:
         )
     if args.deleting is not None:
         try:
-            obj = world.runner_api.get("v1", "Pod", record.name, record.namespace)
+            obj = world.api.runner_api.get("v1", "Pod", record.name, record.namespace)
         except ApiError:
             obj = None
         deleting = bool(obj and (obj.get("metadata") or {}).get("deletionTimestamp"))
@@ -89,6 +89,7 @@ def _labels_text(labels: dict[str, str]) -> str:
     return "{" + ",".join(f'{k}="{v}"' for k, v in sorted(labels.items())) + "}"
 
 
+@checks(ExpectMetric)
 def check_metric(world: World, args: ExpectMetric, ctx: StepContext) -> None:
     """expectMetric: one series (exact labels): present, gauge value, histogram count.
 
@@ -100,8 +101,8 @@ def check_metric(world: World, args: ExpectMetric, ctx: StepContext) -> None:
         # --kubelet upstream: upstream's own registry (its collector and DRA histograms).
         from drasim.upstream_kubelet.metrics import TextMetrics
 
-        manager: Any = world.kubelet.manager
-        metrics = TextMetrics(manager.metrics_text())
+        kubelet: Any = world.kubelet
+        metrics = TextMetrics(kubelet.metrics_text())
     series = {tuple(sorted(key)): value for key, value in metrics.series(args.name).items()}
     wanted = tuple(sorted(args.labels.items()))
     name = f"{args.name}{_labels_text(dict(args.labels))}"
@@ -140,26 +141,15 @@ def check_metric(world: World, args: ExpectMetric, ctx: StepContext) -> None:
 
 def list_slices(world: World, selector: str) -> list[dict[str, Any]]:
     """ResourceSlices matching a field selector, read from the store (no journaled API call, no faults)."""
-    store = world.backend.store  # None on a real cluster: read through the API then
-    last: ApiError | None = None
-    for version in SLICE_VERSIONS:
-        api_version = f"resource.k8s.io/{version}"
-        try:
-            if store is not None:
-                rtype, served = store.registry.by_kind(api_version, "ResourceSlice")
-                items, _ = store.list(rtype, served, field_selector=selector)
-                return list(items)
-            return list(world.runner_api.list(api_version, "ResourceSlice", field_selector=selector))
-        except ApiError as err:
-            last = err
-    raise StepFailure(f"cannot list ResourceSlices: {last}")
+    return world.api.list_slices(selector)
 
 
+@checks(ExpectResourceSlices)
 def check_resource_slices(world: World, args: ExpectResourceSlices, ctx: StepContext) -> None:
     """expectResourceSlices: how many slices (and devices) a driver has for a node."""
-    node = world.node_name(args.node) if args.node else world.node
+    node = world.api.node_name(args.node) if args.node else world.node
     selector = f"spec.nodeName={node}" + (f",spec.driver={args.driver}" if args.driver else "")
-    world.wait_republished_slices()  # slices a kubelet start wiped: see what the driver republishes
+    world.fleet.wait_republished_slices()  # slices a kubelet start wiped: see what the driver republishes
     slices = list_slices(world, selector)
     devices = sum(len((s.get("spec") or {}).get("devices") or []) for s in slices)
     names = [str((s.get("metadata") or {}).get("name", "")) for s in slices]
@@ -222,6 +212,7 @@ _CONNECTION_WORDS = {
 }
 
 
+@checks(ExpectConnections)
 def check_connections(world: World, args: ExpectConnections, ctx: StepContext) -> None:
     """expectConnections: gRPC channels, connects and disconnects of the kubelet to a driver."""
     since = ctx.since(args.since)
@@ -265,27 +256,23 @@ def registration_state(world: World, driver: str) -> dict[str, Any]:
     """What the kubelet knows of a driver's instances now."""
     if world.kubelet is None:
         return {"registered": False, "instances": 0, "connected": False, "service": None, "healthService": ""}
-    manager = world.kubelet.host.manager
-    instances = list(manager.instances(driver))
+    kubelet = world.kubelet
+    instances = list(kubelet.instances(driver))
     newest = instances[-1] if instances else None
     return {
         "registered": bool(instances),
         "instances": len(instances),
         "connected": any(bool(i.connected) for i in instances),
-        "service": None if newest is None else manager.service_of(driver, newest.endpoint),
-        "healthService": _health_service(manager, driver, newest),
+        "service": None if newest is None else kubelet.service_of(driver, newest.endpoint),
+        # The service of the newest instance's health stream ("" when the kubelet opened none).
+        "healthService": "" if newest is None else kubelet.health_service(driver, newest.endpoint),
     }
 
 
-def _health_service(manager: Any, driver: str, newest: Any) -> str:
-    """The service of the newest instance's health stream ("" when the kubelet opened none)."""
-    stream = None if newest is None else manager.health_stream(driver, newest.endpoint)
-    return "" if stream is None else str(stream.service)
-
-
+@checks(ExpectRegistered)
 def check_registered(world: World, args: ExpectRegistered, ctx: StepContext) -> None:
     """expectRegistered: registered at all, instance count, chosen service, connection."""
-    driver = args.driver or world.driver("").name
+    driver = args.driver or world.fleet.driver("").name
     expected: dict[str, Any] = {"registered": args.registered}
     for name, key in (
         ("service", "service"),

@@ -57,7 +57,7 @@ class ClientGo:
 
     def send(self, method, path, obj=None, conn=None):
         conn = conn or self.conn
-        headers = {"Accept": ACCEPT, "User-Agent": USER_AGENT}
+        headers = {"Accept": ACCEPT, "User-Agent": USER_AGENT, **self.server.auth_header}
         data = None
         if obj is not None:
             data, headers["Content-Type"] = self.body(obj)
@@ -231,7 +231,10 @@ def test_delete_with_a_stale_uid_precondition_is_refused(world, encoding):
     options = {"apiVersion": "meta.k8s.io/v1", "kind": "DeleteOptions", "preconditions": {"uid": "stale-uid"}}
     resp, status = go.send("DELETE", f"{go.base()}/resourceslices/{created['metadata']['name']}", options)
     assert resp.status == 409
-    assert "Precondition failed: UID in precondition: stale-uid" in status["message"]
+    # kube-apiserver 1.37's words (rest.BeforeDelete), as tests/controlplane compares them.
+    assert status["message"].startswith('Operation cannot be fulfilled on ResourceSlice.resource.k8s.io "')
+    assert "the UID in the precondition (stale-uid) does not match the UID in record (" in status["message"]
+    assert status["details"]["kind"] == "ResourceSlice"
 
 
 def test_claim_reads_fall_back_from_v1_to_v1beta2_when_v1_is_not_served():

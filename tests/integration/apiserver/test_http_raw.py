@@ -17,8 +17,20 @@ RS = "/apis/resource.k8s.io/v1/resourceslices"
 CLAIMS = "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims"
 
 
+class AuthedConnection(http.client.HTTPConnection):
+    """An HTTP connection that sends the server's bearer token with every request."""
+
+    def __init__(self, server):
+        super().__init__(server.host, server.port, timeout=10)
+        self.token = server.token
+
+    def putrequest(self, method, url, *args, **kwargs):
+        super().putrequest(method, url, *args, **kwargs)
+        self.putheader("Authorization", f"Bearer {self.token}")
+
+
 def connect(server):
-    return http.client.HTTPConnection(server.host, server.port, timeout=10)
+    return AuthedConnection(server)
 
 
 def request(server, method, path, body=None, *, headers=None, conn=None):
@@ -440,7 +452,9 @@ def _raw_exchange(server, raw: bytes) -> tuple[int, dict]:
     ids=["negative-length", "non-numeric-length", "bad-chunk-size"],
 )
 def test_malformed_framing_is_400(server, framing):
-    raw = b"POST " + RS.encode() + b" HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" + framing
+    auth = f"Authorization: Bearer {server.token}\r\n".encode()
+    head = b"POST " + RS.encode() + b" HTTP/1.1\r\nHost: x\r\n" + auth
+    raw = head + b"Content-Type: application/json\r\n" + framing
     code, body = _raw_exchange(server, raw)
     assert code == 400
     assert_status(body, 400, "BadRequest")

@@ -252,6 +252,11 @@ def test_list_paging_with_limit_and_continue(resource):
         names += [s.metadata.name for s in page.items]
         token = page.metadata._continue
     assert len(names) == len(set(names)) == 5
+    # With a selector upstream does not count the rest (storage.PrepareContinueToken).
+    filtered = resource.list_resource_slice(limit=2, label_selector="!nope")
+    assert len(filtered.items) == 2
+    assert filtered.metadata._continue
+    assert filtered.metadata.remaining_item_count is None
 
 
 def test_watch_streams_events_in_order_and_resumes(resource):
@@ -301,7 +306,7 @@ def test_watch_from_an_expired_resource_version_raises_410(kube_api):
     from drasim.apiserver.store import ObjectStore
 
     with HttpApiServer(ObjectStore(history=1)) as small:
-        api = client.ApiClient(client.Configuration(host=small.url))
+        api = client.ApiClient(client.Configuration(host=small.client_url))
         resource = client.ResourceV1Api(api)
         for _ in range(3):
             resource.create_resource_slice(slice_body())

@@ -197,9 +197,12 @@ def test_delete_preconditions(store):
     with pytest.raises(ApiError) as err:
         store.delete(rc, V1, "default", "gpu", uid="nope")
     assert err.value.code == 409
+    assert "the UID in the precondition (nope) does not match the UID in record (" in err.value.message
     with pytest.raises(ApiError) as err:
         store.delete(rc, V1, "default", "gpu", resource_version="1")
-    assert "ResourceVersion in precondition: 1" in err.value.message
+    assert "the ResourceVersion in the precondition (1) does not match the ResourceVersion in record (" in (
+        err.value.message
+    )
     deleted = store.delete(
         rc,
         V1,
@@ -217,7 +220,7 @@ def test_delete_preconditions(store):
 def test_delete_with_finalizers_waits_for_their_removal(store):
     rc = rt(store, "resourceclaims")
     created = store.create(
-        rc, V1, claim(metadata={"name": "gpu", "namespace": "default", "finalizers": ["f"]})
+        rc, V1, claim(metadata={"name": "gpu", "namespace": "default", "finalizers": ["example.com/f"]})
     )
     marked = store.delete(rc, V1, "default", "gpu")
     assert marked["metadata"]["deletionTimestamp"]

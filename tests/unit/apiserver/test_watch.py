@@ -222,3 +222,17 @@ def test_a_watch_used_with_with_is_stopped_and_next_times_out_while_open(store, 
         pass
     assert kube_watch.stopped
     assert response.released
+
+
+def test_an_object_that_stops_matching_is_deleted_with_its_last_matching_content(store, rs):
+    """As upstream's watch cache: DELETED carries the previous (matching) object at the new RV."""
+    created = store.create(rs, V1, slice_obj("a"))
+    watch = store.watch(
+        rs, V1, resource_version=created["metadata"]["resourceVersion"], field_selector="spec.nodeName=node-1"
+    )
+    moved = store.update(rs, V1, {**created, "spec": {"nodeName": "node-2", "driver": "gpu.example.com"}})
+    (event,) = drain(watch, 1)
+    assert event.type == "DELETED"
+    assert event.object["spec"]["nodeName"] == "node-1"
+    assert event.object["metadata"]["resourceVersion"] == moved["metadata"]["resourceVersion"]
+    watch.stop()

@@ -13,8 +13,8 @@ from drasim.explore.generator import rule_index
 from drasim.explore.reproducer import write_reproducer
 from drasim.explore.violations import InvariantViolation
 from drasim.report.model import RESULTS
+from drasim.runner.options import RunOptions
 from drasim.runner.run import run_scenario
-from drasim.runner.world import RunOptions
 from drasim.scenario.common import ErrorMatch
 from drasim.scenario.loader import load_file
 from drasim.scenario.steps import StartPod

@@ -15,8 +15,9 @@ from drasim.explore.base import base_scenario
 from drasim.explore.execute import run_step
 from drasim.explore.generator import RULES, StepGenerator, rule_index
 from drasim.runner.drivers import FakeDriverHandle
+from drasim.runner.options import RunOptions
 from drasim.runner.session import StepSession
-from drasim.runner.world import RunOptions, World, open_world
+from drasim.runner.world import World, open_world
 from drasim.scenario.registry import STEP_TYPES, Step, step_type_of
 
 
@@ -36,7 +37,7 @@ class Seen:
 
 
 def seen(world: World) -> Seen:
-    handle = world.driver()
+    handle = world.fleet.driver()
     assert isinstance(handle, FakeDriverHandle)
     instance = handle.driver._instance
     return Seen(

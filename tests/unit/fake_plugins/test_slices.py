@@ -9,7 +9,7 @@ import pytest
 from drasim.allocator.inventory import gather_candidates
 from drasim.apiserver import MemoryCluster, store
 from drasim.errors import ApiError, ConfigError
-from drasim.scenario.limits import MAX_NODE_DEVICES, RESOURCE_SLICE_MAX_DEVICES
+from drasim.limits import MAX_NODE_DEVICES, RESOURCE_SLICE_MAX_DEVICES
 from fake_plugins.config import FakeDriverConfig
 from fake_plugins.slices import build_slices
 

@@ -69,7 +69,7 @@ def _files(folder: Path) -> dict[str, bytes]:
 
 @SETTINGS
 @given(st.lists(edit, max_size=30))
-def test_saved_files_and_device_index_match_the_claims(tmp_path_factory, edits) -> None:
+def test_saved_files_and_device_index_match_the_claims(tmp_path_factory, edits) -> None:  # noqa: C901 - a property test checking every file
     directory = tmp_path_factory.mktemp("driver")
     state = DriverState(DRIVER, directory, sync=False)
     for step in edits:
@@ -154,7 +154,7 @@ def test_a_failed_write_leaves_the_previous_file(tmp_path: Path, monkeypatch) ->
 
     monkeypatch.setattr(os, "replace", failing_replace)
     state.claims["u"] = PreparedClaim("ns", "new", ())
-    with pytest.raises(OSError, match="No space"):
+    with pytest.raises(CheckpointError, match=f"{path}: cannot write fake driver checkpoint: No space"):
         state.save()
     monkeypatch.undo()
     assert path.read_bytes() == before

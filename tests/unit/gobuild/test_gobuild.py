@@ -100,3 +100,25 @@ def test_cli_without_go_says_what_is_missing(tmp_path: Path) -> None:
     )
     assert status.returncode == 0, status.stderr
     assert "go: Go is not installed" in status.stdout
+
+
+def test_builds_are_stamped_with_their_release() -> None:
+    """A server built from the module reports its release at /version, not v0.0.0-master."""
+    flags = gobuild._ldflags(gobuild.parse_release("1.36.3"))
+    assert "k8s.io/component-base/version.gitVersion=v1.36.3" in flags
+    assert "k8s.io/component-base/version.gitMinor=36" in flags
+
+
+def test_go_programs_are_gofmt_clean() -> None:
+    """`gofmt -l` lists no file of drasim's Go programs (cmd/)."""
+    if gobuild.go_problem():
+        pytest.skip(gobuild.go_problem() or "")
+    done = subprocess.run(
+        ["gofmt", "-l", str(gobuild.source_dir() / "cmd")],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "", f"not gofmt-formatted:\n{done.stdout}"

@@ -19,6 +19,7 @@ import pytest
 from drasim.apiserver.http import DEFAULT_MAX_BODY, HttpApiServer
 
 TIMEOUT = 5.0
+TOKEN = "hardening-test-token"
 PODS = "/api/v1/namespaces/default/pods"
 POD = json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}).encode()
 
@@ -79,6 +80,8 @@ def exchange(server: HttpApiServer, raw: bytes, *, half_close: bool = False) -> 
 
 def request(method: str, path: str, body: bytes = b"", **headers: str) -> bytes:
     lines = [f"{method} {path} HTTP/1.1", "Host: localhost"]
+    if "Authorization" not in headers:
+        lines.append(f"Authorization: Bearer {TOKEN}")
     lines += [f"{k.replace('_', '-')}: {v}" for k, v in headers.items()]
     if body and "Content_Length" not in headers and "Transfer_Encoding" not in headers:
         lines.append(f"Content-Length: {len(body)}")
@@ -87,7 +90,7 @@ def request(method: str, path: str, body: bytes = b"", **headers: str) -> bytes:
 
 @pytest.fixture
 def server() -> Iterator[HttpApiServer]:
-    with HttpApiServer(max_body_bytes=4096) as srv:
+    with HttpApiServer(max_body_bytes=4096, token=TOKEN) as srv:
         yield srv
 
 
@@ -104,7 +107,7 @@ def test_binds_to_loopback_by_default() -> None:
     with HttpApiServer() as srv:
         assert srv.host == "127.0.0.1"
         assert srv.url.startswith("http://127.0.0.1:")
-        assert srv.kubeconfig()["clusters"][0]["cluster"]["server"] == srv.url
+        assert srv.kubeconfig()["clusters"][0]["cluster"]["server"] == f"{srv.url}/{srv.token}"
 
 
 def _non_loopback_address() -> str | None:
@@ -333,7 +336,7 @@ def test_a_stalled_client_does_not_block_others(server: HttpApiServer) -> None:
 
 
 def test_stop_returns_while_a_client_is_stalled() -> None:
-    srv = HttpApiServer().start()
+    srv = HttpApiServer(token=TOKEN).start()
     with socket.create_connection((srv.host, srv.port), timeout=TIMEOUT) as stalled:
         stalled.sendall(request("POST", PODS, Content_Type="application/json", Content_Length="100"))
         assert exchange(srv, request("GET", "/healthz")).code == 200

@@ -32,12 +32,13 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from drasim import limits
 from drasim.cli import main
 from drasim.report.model import RESULTS
+from drasim.runner.options import RunOptions
 from drasim.runner.run import run_scenario
 from drasim.runner.session import ABORT_GRACE
-from drasim.runner.world import RunOptions
-from drasim.scenario import limits, load_paths
+from drasim.scenario import load_paths
 from drasim.scenario.common import MAX_HEALTH_TIMEOUT_SECONDS
 
 TIME_LIMIT = 1.5

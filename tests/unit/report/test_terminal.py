@@ -149,8 +149,8 @@ def test_header_lists_each_time_scale_when_scenarios_ran_at_different_ones():
 def test_each_result_records_the_scale_it_ran_at():
     """`--time-scale` overrides every scenario's own scale, so the results (and the header) say so."""
     from drasim.report.model import RESULTS
+    from drasim.runner.options import RunOptions
     from drasim.runner.run import run_scenario
-    from drasim.runner.world import RunOptions
     from drasim.scenario.loader import load_text
 
     (scenario,) = load_text(

@@ -7,7 +7,6 @@ plus fakes of the kubelet manager and plugin host.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -19,6 +18,7 @@ from drasim.journal import Journal
 from drasim.metrics import Metrics
 from drasim.profiles import KubeletVersion, profile
 from drasim.runner.context import StepContext
+from drasim.runner.health import DeviceHealth
 from drasim.runner.pods import PodRecord, pod_claims
 from drasim.scenario.steps import Container, ContainerClaim
 from drasim.state import ClaimInfoState
@@ -78,16 +78,73 @@ class FakePluginManager:
 
 
 @dataclass
+class FakeKubelet:
+    """The running kubelet as the checks see it (the slot's Kubelet protocol), over the two fakes."""
+
+    manager: FakeManager
+    plugins: FakePluginManager
+
+    def get_resources_by_device(self, pod: dict[str, Any], container: str) -> list[tuple[str, ...]]:
+        return self.manager.get_resources_by_device(pod, container)
+
+    def pod_might_need_to_unprepare_resources(self, uid: str) -> bool:
+        return self.manager.pod_might_need_to_unprepare_resources(uid)
+
+    def claim_info(self, namespace: str, name: str) -> ClaimInfoState | None:
+        return self.manager.claim_info(namespace, name)
+
+    def instances(self, driver: str) -> list[FakeClient]:
+        return self.plugins.instances(driver)
+
+    def service_of(self, driver: str, endpoint: str) -> str | None:
+        return self.plugins.service_of(driver, endpoint)
+
+    def health_service(self, driver: str, endpoint: str) -> str:
+        return ""
+
+
+@dataclass
+class FakeApi:
+    """The world's API side: drasim's own store, names unchanged."""
+
+    store: ObjectStore
+    runner_api: MemoryCluster
+
+    @property
+    def backend(self) -> Any:
+        return SimpleNamespace(store=self.store)  # the in-memory backend: drasim's store
+
+    def namespace(self, namespace: str) -> str:
+        return namespace
+
+    def node_name(self, name: str) -> str:
+        return name
+
+    def list_slices(self, selector: str) -> list[dict[str, Any]]:
+        rtype, served = self.store.registry.by_kind("resource.k8s.io/v1", "ResourceSlice")
+        items, _ = self.store.list(rtype, served, field_selector=selector)
+        return list(items)
+
+
+@dataclass
+class FakeFleet:
+    drivers: dict[str, Any] = field(default_factory=dict)
+
+    def driver(self, name: str = "") -> Any:
+        return self.drivers[name] if name else next(iter(self.drivers.values()))
+
+    def wait_republished_slices(self) -> None:
+        """No driver process: no slices to wait for."""
+
+
+@dataclass
 class FakeWorld:
     root: Path
     journal: Journal = field(default_factory=Journal)
     metrics: Metrics = field(default_factory=Metrics)
     store: ObjectStore = field(default_factory=ObjectStore)
     pods: dict[str, PodRecord] = field(default_factory=dict)
-    drivers: dict[str, Any] = field(default_factory=dict)
-    health: dict[tuple[str, str, str], dict[str, Any]] = field(default_factory=dict)
-    health_changed: threading.Condition = field(default_factory=threading.Condition)
-    now: float = 0.0
+    clock: Any = field(default_factory=lambda: SimpleNamespace(now=0.0))
     node: str = "node-1"
     kubelet: Any = None
     manager: FakeManager = field(default_factory=FakeManager)
@@ -100,27 +157,16 @@ class FakeWorld:
         )
         self.workspace.cdi_dir.mkdir(parents=True)
         self.runner_api = MemoryCluster(self.store, client="runner")
-        self.backend = SimpleNamespace(store=self.store)  # the in-memory backend: drasim's store
-        self.drivers = {GPU: SimpleNamespace(name=GPU)}
+        self.api = FakeApi(self.store, self.runner_api)
+        self.fleet = FakeFleet({GPU: SimpleNamespace(name=GPU)})
+        self.health = DeviceHealth(lambda: self.clock.now, lambda: self.version, self.journal)
         self.start_kubelet()
 
-    def namespace(self, namespace: str) -> str:
-        return namespace
-
-    def wait_republished_slices(self) -> None:
-        """No driver process: no slices to wait for."""
-
-    def node_name(self, name: str) -> str:
-        return name
-
     def start_kubelet(self) -> None:
-        self.kubelet = SimpleNamespace(manager=self.manager, host=SimpleNamespace(manager=self.plugins))
+        self.kubelet = FakeKubelet(self.manager, self.plugins)
 
     def stop_kubelet(self) -> None:
         self.kubelet = None
-
-    def driver(self, name: str = "") -> Any:
-        return self.drivers[name] if name else next(iter(self.drivers.values()))
 
     # -- helpers to set the scene ------------------------------------------------------
 

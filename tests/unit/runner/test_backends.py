@@ -23,8 +23,9 @@ from drasim.runner.backends import (
     chosen_backend,
     run_prefix,
 )
+from drasim.runner.options import RunOptions
 from drasim.runner.run import run_scenario
-from drasim.runner.world import RunOptions, open_world
+from drasim.runner.world import open_world
 from drasim.scenario.loader import load_text
 from drasim.scenario.schema import Scenario
 
@@ -70,8 +71,8 @@ def test_a_pinned_scenario_runs_on_its_backend() -> None:
     world = open_world(pinned, RunOptions())
     try:
         world.setup()
-        assert isinstance(world.backend, HttpBackend)
-        assert isinstance(world.kubelet_api, KubeClientCluster)
+        assert isinstance(world.api.backend, HttpBackend)
+        assert isinstance(world.api.kubelet_api, KubeClientCluster)
     finally:
         world.teardown()
     result = run_scenario(pinned, RunOptions(backend="memory"), results=RESULTS)
@@ -94,8 +95,12 @@ def test_a_pinned_scenario_runs_on_its_backend() -> None:
             "steps:\n  - parallel:\n      steps:\n        - fault: {apiServer: {verb: get, code: 500}}\n",
             "injects an API-server fault at test.yaml:",
         ),
+        (
+            "steps: [{startPod: {name: a, claims: [gpu], allocate: false}}]\n",
+            "reserves a claim it leaves unallocated (startPod allocate: false at test.yaml:",
+        ),
     ],
-    ids=["spec-faults", "served-versions", "nested-fault-step"],
+    ids=["spec-faults", "served-versions", "nested-fault-step", "reserved-unallocated"],
 )
 def test_a_real_cluster_skips_what_only_drasims_server_can_do(body: str, reason: str) -> None:
     scenario = _scenario(body)
@@ -109,16 +114,19 @@ def test_a_real_cluster_skips_what_only_drasims_server_can_do(body: str, reason:
 def test_plugin_faults_are_not_a_reason_to_skip_a_real_cluster() -> None:
     scenario = _scenario("steps:\n  - fault: {plugin: {rpc: NodePrepareResources, code: UNAVAILABLE}}\n")
     assert backend_skip_reason(scenario, "kubeconfig") == ""
+    # An unallocated claim that is not reserved either is a state a real server accepts.
+    missing = _scenario("steps: [{startPod: {name: a, claims: [gpu], allocate: false, reserve: false}}]\n")
+    assert backend_skip_reason(missing, "kubeconfig") == ""
 
 
 def test_http_backend_sends_the_kubelet_through_the_kubernetes_client() -> None:
     world = open_world(PLAIN, RunOptions(backend="http"))
     try:
         world.setup()
-        for api in (world.runner_api, world.kubelet_api, world.driver_api):
+        for api in (world.api.runner_api, world.api.kubelet_api, world.api.driver_api):
             assert isinstance(api, KubeClientCluster)
-        assert world.backend.store is not None
-        world.kubelet_api.get_resource_claim("default", "gpu")
+        assert world.api.backend.store is not None
+        world.api.kubelet_api.get_resource_claim("default", "gpu")
         calls = world.journal.events("api", resource="resourceclaims", verb="get")
         # The HTTP server journals the request under the kubelet's user agent (faults match on it).
         assert calls[-1]["client"] == "kubelet"

@@ -142,7 +142,7 @@ def test_metric_failures(world: Any) -> None:
 
 
 def make_slice(world: Any, name: str, driver: str, node: str, devices: int) -> None:
-    world.runner_api.create(
+    world.api.runner_api.create(
         {
             "apiVersion": "resource.k8s.io/v1",
             "kind": "ResourceSlice",
@@ -221,7 +221,7 @@ def test_health_of_every_resource(world: Any) -> None:
             Device("pool-a", "gpu-1", ("req-1",), None),
         ]
     )
-    world.health[(W.GPU, "pool-a", "gpu-0")] = {"health": "Unhealthy", "message": "ECC"}
+    world.health.entries[(W.GPU, "pool-a", "gpu-0")] = {"health": "Unhealthy", "message": "ECC"}
     ok(world, ExpectHealth(pod="a", claim="gpu", health="Unhealthy", resource_id="gpu.example.com/gpu=gpu-0"))
     ok(
         world,
@@ -244,8 +244,8 @@ def test_health_of_a_request_entry(world: Any) -> None:
     world.manager.claims["default/gpu"] = _claim(
         [Device("pool-a", "gpu-0", ("req-0",), None), Device("pool-a", "gpu-1", ("req-1",), None)]
     )
-    world.health[(W.GPU, "pool-a", "gpu-0")] = {"health": "Unhealthy", "message": ""}
-    world.health[(W.GPU, "pool-a", "gpu-1")] = {"health": "Healthy", "message": ""}
+    world.health.entries[(W.GPU, "pool-a", "gpu-0")] = {"health": "Unhealthy", "message": ""}
+    world.health.entries[(W.GPU, "pool-a", "gpu-1")] = {"health": "Healthy", "message": ""}
     ok(world, ExpectHealth(pod="a", claim="gpu", request="req-1", health="Healthy"))
     failure = fails(world, ExpectHealth(pod="a", claim="gpu", health="Healthy"))
     assert failure.message == (
@@ -275,8 +275,14 @@ def test_health_message_exact_and_contains(world: Any) -> None:
     world.manager.claims["default/gpu"] = _claim(
         [Device("pool-a", "gpu-0", ("req-0",), None), Device("pool-a", "gpu-1", ("req-0",), None)]
     )
-    world.health[(W.GPU, "pool-a", "gpu-0")] = {"health": "Unhealthy", "message": "ECC errors on bank 3"}
-    world.health[(W.GPU, "pool-a", "gpu-1")] = {"health": "Unhealthy", "message": "ECC errors on bank 1"}
+    world.health.entries[(W.GPU, "pool-a", "gpu-0")] = {
+        "health": "Unhealthy",
+        "message": "ECC errors on bank 3",
+    }
+    world.health.entries[(W.GPU, "pool-a", "gpu-1")] = {
+        "health": "Unhealthy",
+        "message": "ECC errors on bank 1",
+    }
     gpu0, gpu1 = "gpu.example.com/pool-a/gpu-0", "gpu.example.com/pool-a/gpu-1"
     ok(world, ExpectHealth(pod="a", claim="gpu", health="Unhealthy", message_contains="ECC errors"))
     ok(
@@ -285,22 +291,23 @@ def test_health_message_exact_and_contains(world: Any) -> None:
             pod="a", claim="gpu", health="Unhealthy", message="ECC errors on bank 3", resource_id=gpu0
         ),
     )
-    failure = fails(
-        world, ExpectHealth(pod="a", claim="gpu", health="Unhealthy", message="ECC errors on bank 3")
-    )
-    assert failure.message == (
-        "expected every resource of allocatedResourcesStatus entry claim:gpu of container ctr in pod "
-        f"default/a to have message 'ECC errors on bank 3'; found {gpu1}: 'ECC errors on bank 1'"
-    )
-    assert failure.expected == {gpu0: "ECC errors on bank 3", gpu1: "ECC errors on bank 3"}
-    assert failure.actual == {gpu0: "ECC errors on bank 3", gpu1: "ECC errors on bank 1"}
-    failure = fails(world, ExpectHealth(pod="a", claim="gpu", health="Unhealthy", message_contains="bank 3"))
-    assert failure.message == (
-        "expected every resource of allocatedResourcesStatus entry claim:gpu of container ctr in pod "
-        f"default/a to have a message containing 'bank 3'; found {gpu1}: 'ECC errors on bank 1'"
-    )
-    assert failure.expected == {gpu0: "contains 'bank 3'", gpu1: "contains 'bank 3'"}
-    assert failure.actual == {gpu0: "ECC errors on bank 3", gpu1: "ECC errors on bank 1"}
+    entry = "every resource of allocatedResourcesStatus entry claim:gpu of container ctr in pod default/a"
+    for expectation, wanted, expected in (
+        (
+            ExpectHealth(pod="a", claim="gpu", health="Unhealthy", message="ECC errors on bank 3"),
+            "message 'ECC errors on bank 3'",
+            {gpu0: "ECC errors on bank 3", gpu1: "ECC errors on bank 3"},
+        ),
+        (
+            ExpectHealth(pod="a", claim="gpu", health="Unhealthy", message_contains="bank 3"),
+            "a message containing 'bank 3'",
+            {gpu0: "contains 'bank 3'", gpu1: "contains 'bank 3'"},
+        ),
+    ):
+        failure = fails(world, expectation)
+        assert failure.message == f"expected {entry} to have {wanted}; found {gpu1}: 'ECC errors on bank 1'"
+        assert failure.expected == expected
+        assert failure.actual == {gpu0: "ECC errors on bank 3", gpu1: "ECC errors on bank 1"}
     # The health is checked first: a wrong health is reported as such, whatever the message.
     failure = fails(world, ExpectHealth(pod="a", claim="gpu", health="Healthy", message="nope"))
     assert "to be Healthy; found" in failure.message
@@ -309,14 +316,14 @@ def test_health_message_exact_and_contains(world: Any) -> None:
 def test_health_message_is_empty_when_unknown(world: Any) -> None:
     world.add_pod("a", ["gpu"])
     world.manager.claims["default/gpu"] = _claim([Device("pool-a", "gpu-0", ("req-0",), None)])
-    world.health[(W.GPU, "pool-a", "gpu-0")] = {
+    world.health.entries[(W.GPU, "pool-a", "gpu-0")] = {
         "health": "Unhealthy",
         "message": "ECC",
         "timeout": 10.0,
         "last_updated": 0.0,
     }
     ok(world, ExpectHealth(pod="a", claim="gpu", health="Unhealthy", message="ECC"))
-    world.now = 11.0  # the report went stale: Unknown, and the kubelet shows no message
+    world.clock.now = 11.0  # the report went stale: Unknown, and the kubelet shows no message
     ok(world, ExpectHealth(pod="a", claim="gpu", health="Unknown", message=""))
     failure = fails(world, ExpectHealth(pod="a", claim="gpu", health="Unknown", message="ECC"))
     assert failure.message.endswith("to have message 'ECC'; found gpu.example.com/pool-a/gpu-0: ''")

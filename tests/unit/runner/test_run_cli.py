@@ -115,7 +115,10 @@ def test_injected_bug_is_caught(tmp_path: Path, capsys) -> None:
     ("argv", "message"),
     [
         (["-j", "0"], "-j/--jobs must be at least 1"),
-        (["--time-scale", "0"], "--time-scale must be positive"),
+        (["--time-scale", "0"], "--time-scale must be a positive number, got '0'"),
+        (["--time-scale", "fast"], "--time-scale: expected a number, got 'fast'"),
+        (["--backend", "etcd"], "--backend: 'etcd' is not a valid backend; valid backends: memory, http"),
+        (["--driver-name", "x.example.com"], "--driver-name needs --driver-cmd"),
         (["--inject-bug", "nonsense"], "unknown bug 'nonsense'"),
     ],
 )
@@ -155,10 +158,23 @@ def test_real_driver_skips_fake_only_scenarios_with_reason(tmp_path: Path, capsy
             1,
         )
     )
-    assert main(["run", str(scenario), "--driver-cmd", "/nonexistent/driver"]) == 0
+    assert main(["run", str(scenario), "--driver-cmd", "/nonexistent/driver", "--no-proxy"]) == 0
     out = capsys.readouterr().out
     assert "0 passed, 0 failed, 1 skipped" in out
     assert "injects a plugin fault" in out
+    # With the proxy (the default) plugin faults run; the driver's own health does not.
+    scenario.write_text(
+        PASSING.replace(
+            "    - startPod: {name: a, claims: [gpu]}\n",
+            "    - setDeviceHealth: {device: gpu-0, health: Unhealthy}\n"
+            "    - startPod: {name: a, claims: [gpu]}\n",
+            1,
+        )
+    )
+    assert main(["run", str(scenario), "--driver-cmd", "/nonexistent/driver"]) == 0
+    out = capsys.readouterr().out
+    assert "0 passed, 0 failed, 1 skipped" in out
+    assert "tells the driver a device's health" in out
 
 
 def test_create_and_apply_stop_at_the_first_failing_object(tmp_path: Path, capsys) -> None:

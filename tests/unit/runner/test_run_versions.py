@@ -10,8 +10,8 @@ import pytest
 
 from drasim.cli import main
 from drasim.report.model import RESULTS
+from drasim.runner.options import RunOptions
 from drasim.runner.run import run_scenario
-from drasim.runner.world import RunOptions
 from drasim.scenario import load_text
 
 ROUND_TRIP = """\

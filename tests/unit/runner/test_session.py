@@ -15,9 +15,10 @@ from drasim.explore.generator import rule_index
 from drasim.pytest_plugin.harness import DrasimNode, StepAssertionError, build_scenario, decode_step
 from drasim.report.model import RESULTS
 from drasim.runner.context import StepFailure
+from drasim.runner.options import RunOptions
 from drasim.runner.run import run_scenario
 from drasim.runner.session import StepSession, TimedOut
-from drasim.runner.world import RunOptions, World, open_world
+from drasim.runner.world import World, open_world
 
 # A pod, then an expectation that does not hold (one prepare call, not two).
 SCENARIO = build_scenario(

@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from drasim.scenario import STEP_TYPES, decoder, limits
+from drasim import limits
+from drasim.scenario import STEP_TYPES, decoder
 from drasim.scenario import typeinfo as ti
 from drasim.scenario.docs import render_reference
 from drasim.scenario.jsonschema import scenario_json_schema
@@ -57,7 +58,7 @@ def test_every_number_field_declares_a_maximum() -> None:
     ]
     assert missing == [], (
         "declare a maximum where the field is declared: doc(..., maximum=<a constant of "
-        "drasim.scenario.limits>) (and max_items=... for lists that multiply work)"
+        "drasim.limits>) (and max_items=... for lists that multiply work)"
     )
 
 

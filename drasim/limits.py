@@ -72,6 +72,10 @@ MAX_COUNT = 1_000_000
 MAX_HTTP_STATUS = 599
 """The largest HTTP status code an API-server fault can answer with."""
 
+MAX_FILE_BYTES = 1024 * 1024
+"""Bytes of one scenario file or ``{file: ...}`` manifest, checked before it is read: six
+hundred times the largest file of the built-in library, and room for :data:`MAX_STEPS` steps."""
+
 MAX_DECODED_VALUES = 100_000
 """YAML values (mappings, lists, scalars) one scenario file may decode to once aliases are
 expanded (``{file: ...}`` manifests included): a guard against alias bombs, a thousand times

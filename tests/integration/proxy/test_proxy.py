@@ -1,0 +1,325 @@
+"""The proxy in front of an in-process fake driver, called over real sockets with raw stubs."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+
+from drasim._proto.dra.v1 import api_pb2 as dra_v1
+from drasim._proto.dra.v1 import api_pb2_grpc as dra_v1_grpc
+from drasim._proto.dra.v1beta1 import api_pb2 as dra_v1beta1
+from drasim._proto.dra.v1beta1 import api_pb2_grpc as dra_v1beta1_grpc
+from drasim._proto.drahealth.v1alpha1 import api_pb2 as health_pb
+from drasim._proto.drahealth.v1alpha1 import api_pb2_grpc as health_grpc
+from drasim._proto.pluginregistration.v1 import api_pb2 as reg_pb
+from drasim._proto.pluginregistration.v1 import api_pb2_grpc as reg_grpc
+from drasim.apiversions import DRA_SERVICES, HEALTH_V1ALPHA1
+from drasim.faults import UNKNOWN_UID, PluginFault
+from drasim.journal import Journal
+from drasim.journal.kinds import KIND_FIELDS
+from drasim.proxy import Proxy, ProxyConfig
+from fake_plugins import FakeDriver, FakeDriverConfig
+
+DRIVER = "gpu.example.com"
+OPTIONS = [("grpc.use_local_subchannel_pool", 1)]
+
+
+def _claim(name: str, uid: str, device: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": "default", "uid": uid},
+        "spec": {"devices": {"requests": [{"name": "gpu"}]}},
+        "status": {
+            "allocation": {
+                "devices": {
+                    "results": [{"request": "gpu", "driver": DRIVER, "pool": "node-1", "device": device}]
+                }
+            }
+        },
+    }
+
+
+CLAIMS = {("default", "a"): _claim("a", "uid-a", "gpu-0"), ("default", "b"): _claim("b", "uid-b", "gpu-1")}
+
+
+class Node:
+    """A fake driver behind a proxy, and stubs that dial the proxy like a kubelet."""
+
+    def __init__(self, tmp: Path, journal: Journal) -> None:
+        self.tmp = tmp
+        self.journal = journal
+        self.driver = FakeDriver(
+            FakeDriverConfig(
+                driver_name=DRIVER,
+                registry_dir=str(tmp / "driver-registry"),
+                plugin_dir=str(tmp / "plugins" / DRIVER),
+                cdi_dir=str(tmp / "cdi"),
+                state_dir=str(tmp / "state"),
+                services=[*DRA_SERVICES, HEALTH_V1ALPHA1],
+                advertise=["v1.DRAPlugin", "v1beta1.DRAPlugin", HEALTH_V1ALPHA1],
+            ),
+            claim_source=lambda ns, name: CLAIMS[(ns, name)],
+        )
+        self.proxy = Proxy(
+            ProxyConfig(
+                registry_dir=tmp / "registry",
+                driver_registry_dir=tmp / "driver-registry",
+                socket_dir=tmp / "proxy",
+                recorder=journal,
+                side="kubelet",
+            )
+        )
+        self.channels: list[grpc.Channel] = []
+
+    def registration(self) -> Any:
+        self.proxy.sync()
+        [socket] = self.proxy.registration_sockets()
+        return reg_grpc.RegistrationStub(self._channel(socket))
+
+    def register(self) -> str:
+        info = self.registration().GetInfo(reg_pb.InfoRequest(), timeout=5)
+        return str(info.endpoint)
+
+    def _channel(self, path: Path | str) -> grpc.Channel:
+        channel = grpc.insecure_channel(f"unix:{path}", options=OPTIONS)
+        self.channels.append(channel)
+        return channel
+
+    def v1(self, endpoint: str) -> Any:
+        return dra_v1_grpc.DRAPluginStub(self._channel(endpoint))
+
+    def close(self) -> None:
+        for channel in self.channels:
+            channel.close()
+        self.proxy.stop()
+        self.driver.release_hangs()
+        self.driver.stop()
+
+
+@pytest.fixture
+def node() -> Iterator[Node]:
+    # A short directory: pytest's tmp_path under xdist is too long for unix socket paths.
+    root = Path(tempfile.mkdtemp(prefix="drasim-px-", dir="/tmp"))
+    journal = Journal()
+    n = Node(root, journal)
+    n.driver.start()
+    n.proxy.start()
+    try:
+        yield n
+    finally:
+        n.close()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _prepare(stub: Any, *names: str, timeout: float = 5) -> Any:
+    claims = [dra_v1.Claim(namespace="default", name=n, uid=f"uid-{n}") for n in names]
+    return stub.NodePrepareResources(dra_v1.NodePrepareResourcesRequest(claims=claims), timeout=timeout)
+
+
+def test_registers_in_the_drivers_place_with_its_own_endpoint(node: Node) -> None:
+    endpoint = node.register()
+    assert endpoint.startswith(str(node.tmp / "proxy"))
+    assert endpoint != node.driver.endpoint
+    assert [p.name for p in node.proxy.registration_sockets()] == [Path(node.driver.registration_socket).name]
+    reply = _prepare(node.v1(endpoint), "a")
+    assert list(reply.claims["uid-a"].devices[0].cdi_device_ids)  # the driver prepared it
+    assert node.driver.calls_to("NodePrepareResources")  # through the driver's own socket
+
+
+def test_journals_calls_as_the_kubelet_client_does(node: Node) -> None:
+    endpoint = node.register()
+    _prepare(node.v1(endpoint), "a")
+    [call] = node.journal.rpc_calls("NodePrepareResources", side="kubelet")
+    assert call.driver == DRIVER
+    assert call.code == "OK"
+    assert call.claim_keys == ["default/a"]
+    assert call.method == "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources"
+    entry = call.claim_results["uid-a"]
+    assert entry["error"] == ""
+    assert entry["devices"][0]["device_name"] == "gpu-0"
+    [info] = node.journal.rpc_calls("GetInfo", side="kubelet")
+    assert info.response["endpoint"] == endpoint
+    for event in (call.event, info.event):  # every field drasim's kubelet client journals
+        assert set(KIND_FIELDS["rpc"]) <= set(event)
+
+
+def test_notify_registration_status_is_passed_through(node: Node) -> None:
+    node.register()
+    node.registration().NotifyRegistrationStatus(reg_pb.RegistrationStatus(plugin_registered=True), timeout=5)
+    assert node.driver.registration_status == (True, "")
+    [call] = node.journal.rpc_calls("NotifyRegistrationStatus", side="kubelet")
+    assert call.request == {"plugin_registered": True}
+    assert call.code == "OK"
+
+
+def test_v1beta1_is_forwarded_too(node: Node) -> None:
+    endpoint = node.register()
+    stub = dra_v1beta1_grpc.DRAPluginStub(node._channel(endpoint))
+    claims = [dra_v1beta1.Claim(namespace="default", name="a", uid="uid-a")]
+    reply = stub.NodeUnprepareResources(dra_v1beta1.NodeUnprepareResourcesRequest(claims=claims), timeout=5)
+    assert reply.claims["uid-a"].error == ""
+    [call] = node.journal.rpc_calls("NodeUnprepareResources", side="kubelet")
+    assert call.method.startswith("/k8s.io.kubelet.pkg.apis.dra.v1beta1.")
+
+
+def test_status_code_fault_answers_without_forwarding(node: Node) -> None:
+    endpoint = node.register()
+    node.proxy.add_faults(
+        [PluginFault(rpc="NodePrepareResources", code="UNAVAILABLE", message="boom", times=1)]
+    )
+    with pytest.raises(grpc.RpcError) as err:
+        _prepare(node.v1(endpoint), "a")
+    assert err.value.code() == grpc.StatusCode.UNAVAILABLE
+    assert err.value.details() == "boom"
+    assert not node.driver.calls_to("NodePrepareResources")
+    _prepare(node.v1(endpoint), "a")  # times: 1
+    codes = [c.code for c in node.journal.rpc_calls("NodePrepareResources", side="kubelet")]
+    assert codes == ["Unavailable", "OK"]
+
+
+def test_reply_faults_rewrite_the_drivers_reply(node: Node) -> None:
+    endpoint = node.register()
+    node.proxy.add_faults(
+        [PluginFault(rpc="NodePrepareResources", claim="default/a", error="no such GPU", unknown_uid=True)]
+    )
+    reply = _prepare(node.v1(endpoint), "a", "b")
+    assert reply.claims["uid-a"].error == "no such GPU"
+    assert not reply.claims["uid-a"].devices
+    assert reply.claims["uid-b"].devices
+    assert UNKNOWN_UID in reply.claims
+    assert len(node.driver.calls_to("NodePrepareResources")) == 1  # the driver did its work
+    [call] = node.journal.rpc_calls("NodePrepareResources", side="kubelet")
+    assert call.claim_errors == {"uid-a": "no such GPU"}
+
+
+def test_missing_and_nil_entries(node: Node) -> None:
+    endpoint = node.register()
+    node.proxy.add_faults(
+        [PluginFault(rpc="NodePrepareResources", claim="default/a", missing_claim=True, times=1)]
+    )
+    node.proxy.add_faults(
+        [PluginFault(rpc="NodePrepareResources", claim="default/b", nil_entry=True, times=1)]
+    )
+    reply = _prepare(node.v1(endpoint), "a", "b")
+    assert "uid-a" not in reply.claims
+    assert "uid-b" in reply.claims
+    reply = _prepare(node.v1(endpoint), "b")
+    assert not reply.claims["uid-b"].devices
+    assert reply.claims["uid-b"].error == ""
+
+
+def test_hang_ends_when_the_caller_gives_up_and_is_not_forwarded(node: Node) -> None:
+    endpoint = node.register()
+    node.proxy.add_faults([PluginFault(rpc="NodePrepareResources", hang=True, times=1)])
+    with pytest.raises(grpc.RpcError) as err:
+        _prepare(node.v1(endpoint), "a", timeout=0.3)
+    assert err.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    event = node.journal.wait_for(5, kind="rpc", side="kubelet", code="Canceled")
+    assert event is not None
+    assert not node.driver.calls_to("NodePrepareResources")
+    assert node.proxy.held_calls() == 0
+
+
+def test_block_holds_until_released_then_forwards(node: Node) -> None:
+    endpoint = node.register()
+    node.proxy.add_faults([PluginFault(rpc="NodePrepareResources", block=True, times=1)])
+    stub = node.v1(endpoint)
+    future = stub.NodePrepareResources.future(
+        dra_v1.NodePrepareResourcesRequest(claims=[dra_v1.Claim(namespace="default", name="a", uid="uid-a")]),
+        timeout=0.3,
+    )
+    with pytest.raises(grpc.RpcError):
+        future.result()  # the caller gave up; the call stays held
+    assert node.proxy.rules.wait_held(1, timeout=5)
+    assert not node.driver.calls_to("NodePrepareResources")
+    mark = node.journal.mark()
+    node.proxy.release()
+    assert node.journal.wait_for(10, kind="rpc", since_seq=mark, side="kubelet") is not None
+    assert len(node.driver.calls_to("NodePrepareResources")) == 1  # forwarded once released
+
+
+def test_crash_kills_the_driver_before_forwarding(node: Node) -> None:
+    killed: list[str] = []
+    node.proxy.config.kill_driver = lambda: (killed.append("kill"), node.driver.kill())  # type: ignore[func-returns-value]
+    endpoint = node.register()
+    node.proxy.add_faults([PluginFault(rpc="NodePrepareResources", crash="before", times=1)])
+    with pytest.raises(grpc.RpcError) as err:
+        _prepare(node.v1(endpoint), "a")
+    assert err.value.code() == grpc.StatusCode.UNAVAILABLE
+    assert killed == ["kill"]
+    assert not node.driver.running
+    assert not node.driver.calls_to("NodePrepareResources")
+
+
+def test_the_proxys_dra_socket_follows_the_drivers_connection(node: Node) -> None:
+    endpoint = node.register()
+    _prepare(node.v1(endpoint), "a")
+    [forwarder] = node.proxy._endpoints.values()
+    node.driver.stop()
+    assert _wait(lambda: not forwarder.serving)
+    node.driver.start()
+    endpoint = node.register()  # the kubelet registers the new socket
+    assert forwarder.serving
+    _prepare(node.v1(endpoint), "a")
+
+
+def test_connections_can_be_reset_and_refused(node: Node) -> None:
+    endpoint = node.register()
+    stub = node.v1(endpoint)
+    _prepare(stub, "a")
+    node.proxy.reset_connections()
+    _prepare(node.v1(endpoint), "a")  # a new connection is accepted at once
+    node.proxy.refuse()
+    with pytest.raises(grpc.RpcError) as err:
+        _prepare(node.v1(endpoint), "a", timeout=2)
+    assert err.value.code() == grpc.StatusCode.UNAVAILABLE
+    node.register()  # a registration does not open a refusing socket
+    with pytest.raises(grpc.RpcError):
+        _prepare(node.v1(endpoint), "a", timeout=2)
+    node.proxy.refuse(False)
+    _prepare(node.v1(endpoint), "a")
+    assert node.driver.running
+
+
+def test_health_stream_is_forwarded_and_journaled(node: Node) -> None:
+    endpoint = node.register()
+    stub = health_grpc.DRAResourceHealthStub(node._channel(endpoint))
+    stream = stub.NodeWatchResources(health_pb.NodeWatchResourcesRequest(), timeout=10)
+    first = next(stream)
+    assert first.devices
+    node.driver.set_health("gpu-0", "UNHEALTHY", pool="node-1", message="hot")
+    second = next(stream)
+    assert any(d.health == health_pb.UNHEALTHY for d in second.devices)
+    stream.cancel()
+    calls = node.journal.rpc_calls("NodeWatchResources", side="kubelet")
+    assert [bool(c.event.get("stream")) for c in calls] == [False, True]
+
+
+def test_a_driver_registration_socket_removed_removes_the_proxys(node: Node) -> None:
+    node.register()
+    node.driver.stop()
+    node.proxy.sync()
+    assert node.proxy.registration_sockets() == []
+    assert not any((node.tmp / "registry").iterdir())
+
+
+def _wait(predicate: Any, timeout: float = 5.0) -> bool:
+    import threading
+
+    done = threading.Event()
+    deadline = 0.0
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        done.wait(0.01)
+    return bool(predicate())

@@ -1,0 +1,81 @@
+"""The run option table: every RunOptions field is one row, and both front ends read it alike."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+
+import pytest
+
+from drasim.errors import ConfigError
+from drasim.optiontable import OPTIONS, add_arguments, build_run_options
+from drasim.runner.options import RunOptions
+
+INTERNAL = {"kubelet_version", "record_checkpoint_bytes"}
+"""Set per run by the version matrix, not by a user."""
+
+
+def test_every_run_option_is_one_row() -> None:
+    fields = [f.name for f in dataclasses.fields(RunOptions)]
+    rows = [option.field for option in OPTIONS]
+    assert sorted(rows) == sorted(set(fields) - INTERNAL)
+
+
+def test_the_cli_flags_come_from_the_table() -> None:
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    flags = {flag for action in parser._actions for flag in action.option_strings} - {"-h", "--help"}
+    assert flags == {option.flag for option in OPTIONS if option.cli}
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("time_scale", "0", " must be a positive number, got '0'"),
+        ("time_scale", "11", " must be at most 10, got '11'"),
+        ("scenario_timeout", "soon", ": expected a number of seconds, got 'soon'"),
+        ("kubelet_versions", "1.2", ": "),
+        ("backend", "etcd", ": 'etcd' is not a valid backend"),
+        ("kubelet", "go", ": unknown kubelet implementation 'go'; known: emulated, upstream (upstream@<release> too)"),
+    ],
+)
+def test_both_front_ends_give_one_message_naming_their_flag(field: str, value: str, message: str) -> None:
+    option = next(o for o in OPTIONS if o.field == field)
+    for flag in (option.flag, option.pytest_flag):
+        with pytest.raises(ConfigError) as raised:
+            build_run_options({field: value}, flag=lambda o, flag=flag: flag if o is option else o.flag)
+        assert str(raised.value).startswith(flag + message)
+
+
+def test_values_become_run_options() -> None:
+    options = build_run_options(
+        {"time_scale": "0.5", "scenario_timeout": "0", "capabilities": ["health,pool", "x"], "fsync": True},
+        flag=lambda o: o.flag,
+    )
+    assert options == RunOptions(
+        time_scale=0.5, scenario_timeout=None, capabilities=("health", "pool", "x"), fsync=True
+    )
+
+
+def test_an_off_switch_turns_off_a_field_that_is_on_by_default() -> None:
+    """``--no-proxy`` (kind ``off``): absent, ``proxy`` stays True; given, it is False."""
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    assert build_run_options(vars(parser.parse_args([])), flag=lambda o: o.flag).proxy is True
+    given = vars(parser.parse_args(["--driver-cmd", "drv", "--no-proxy"]))
+    assert given["proxy"] is False
+    assert build_run_options(given, flag=lambda o: o.flag) == RunOptions(driver_cmd="drv", proxy=False)
+
+
+def test_the_plan_proxies_a_driver_command_unless_told_not_to() -> None:
+    from drasim.pytest_plugin.harness import build_scenario
+    from drasim.runner.plan import plan_run
+
+    scenario = build_scenario()
+    proxied = plan_run(scenario, RunOptions(driver_cmd="drv", capabilities=("health",)))
+    assert proxied.proxied
+    assert proxied.driver_capabilities == ("health", "proxy")
+    direct = plan_run(scenario, RunOptions(driver_cmd="drv", capabilities=("health", "proxy"), proxy=False))
+    assert not direct.proxied
+    assert direct.driver_capabilities == ("health",)  # declaring proxy without the proxy grants nothing
+    assert not plan_run(scenario, RunOptions()).proxied
