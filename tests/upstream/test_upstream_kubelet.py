@@ -1,9 +1,10 @@
 """The upstream kubelet tier: upstream's own DRA manager runs the conformance suite beside the
 emulation and the two must agree step by step (``drasim diff``).
 
-Needs Go (drasim/gobuild.py builds ``upstream/cmd/kubelet`` for the newest release into a cache,
-under a file lock, so pytest-xdist workers build it once). Without Go every test here is skipped
-with the reason; the missing-Go error path itself is tested without Go.
+Needs Go (tests/conftest.py's pytest_configure builds ``upstream/cmd/kubelet`` for the module's
+own release, the newest, with the other Go programs, once; ``go_program`` hands it out).
+Without Go every test here is skipped with the reason; the missing-Go error path itself is
+tested without Go.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -24,15 +26,11 @@ CONFORMANCE = sorted(load_paths([builtin_scenario_dir() / "conformance"]), key=l
 
 
 @pytest.fixture(scope="session")
-def upstream_kubelet() -> Path:
-    """The upstream kubelet for the newest release (built once, then cached)."""
-    problem = gobuild.go_problem()
-    if problem:
-        pytest.skip(f"the upstream kubelet tier needs Go: {problem}")
-    try:
-        return gobuild.build("kubelet", NEWEST)
-    except gobuild.GoError as err:
-        pytest.skip(f"the upstream kubelet could not be built: {err}")
+def upstream_kubelet(go_program: Callable[[str], Path]) -> Path:
+    """The upstream kubelet for the module's own release (tests/conftest.py built it before the
+    tests, with every Go program; skipped with the reason without Go)."""
+    assert gobuild.default_release().version == NEWEST, "the Go module pins the newest release"
+    return go_program("kubelet")
 
 
 @pytest.mark.timeout(900)
