@@ -20,10 +20,9 @@ from typing import Any
 from drasim.errors import ConfigError
 
 AGREE, DIFFER, NOT_COMPARABLE = "agree", "differ", "not comparable"
-NOT_COMPARABLE_MARKERS = (
-    "crashAt hook points are the emulation's",
-    "cannot run upstream",
-)
+NOT_COMPARABLE_MARKERS = ("cannot run upstream",)
+"""Failures of the upstream run that mean "not comparable" (a step needing a capability the
+upstream kubelet lacks, crashAt's hook points, is a skip: :class:`drasim.runner.kubeletslot.Unsupported`)."""
 
 
 @dataclass
@@ -141,6 +140,9 @@ def diff_scenario(scenario: Any, release: str, *, timeout: float | None = 120.0)
     )
     if emulated.status == "skipped":
         row.verdict, row.why = NOT_COMPARABLE, f"skipped at kubelet {minor}: {emulated.skip_reason}"
+        return row
+    if upstream.status == "skipped":
+        row.verdict, row.why = NOT_COMPARABLE, str(upstream.skip_reason or "skipped")
         return row
     failure_text = _failure(upstream)
     if any(marker in failure_text for marker in NOT_COMPARABLE_MARKERS):
