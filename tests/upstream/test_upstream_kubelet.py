@@ -95,3 +95,35 @@ def test_bad_kubelet_value_exits_2(tmp_path: Path) -> None:
     )
     assert done.returncode == 2, done.stderr
     assert "1.34 and newer" in done.stderr
+
+
+@pytest.mark.timeout(300)
+def test_pytest_plugin_runs_the_suite_on_upstream(upstream_kubelet: Path, tmp_path: Path) -> None:
+    """``--drasim-kubelet upstream`` (the option table's row): the conformance items run on
+    upstream's manager; the crashAt one is skipped as not comparable."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-rs",
+            "-p",
+            "no:cacheprovider",
+            "--drasim-suite",
+            "conformance",
+            "--drasim-kubelet",
+            "upstream",
+            "-k",
+            "registration or idempotent",
+        ],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        cwd=tmp_path,
+        timeout=240,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "3 passed, 1 skipped" in done.stdout, done.stdout
+    assert "not comparable: restartKubelet with crashAt" in done.stdout, done.stdout
