@@ -13,6 +13,7 @@ run option is one row here plus its ``RunOptions`` field (hypothesis' settings a
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -384,9 +385,13 @@ def _check_kubelet(fields: dict[str, Any], flag: Callable[[Option], str]) -> Non
                 f"drop {flag(_row('kubelet_versions'))} or make it match"
             )
         fields["kubelet_versions"] = versions = (parsed.minor_version,)
+    releases = []
+    for version in versions or (DEFAULT_VERSION,):
+        with contextlib.suppress(ConfigError):  # older than upstream's program: skipped per run
+            releases.append(release_for(parsed, version))
     try:
-        for version in versions or (DEFAULT_VERSION,):
-            upstream_binary(release_for(parsed, version))
+        for release in dict.fromkeys(releases):
+            upstream_binary(release)
     except ConfigError as err:
         raise ConfigError(f"{flag(_row('kubelet'))}: {err}") from None
 

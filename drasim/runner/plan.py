@@ -108,6 +108,12 @@ def plan_run(scenario: Scenario, options: RunOptions | None = None) -> RunPlan:
         # upstream@1.35.4 runs as kubelet 1.35 (the emulated profile beside it)
         options = dataclasses.replace(options, kubelet_version=".".join(pinned.split(".")[:2]))
     version, skip = resolve_version(scenario, options)
+    release = None
+    if kubelet == UPSTREAM:
+        try:
+            release = _upstream_release(options.kubelet, version)
+        except ConfigError as err:  # a kubelet version upstream's program is not written for
+            skip = skip or f"not comparable: {err}"
     drivers = list(scenario.spec.all_drivers())
     replacement = None
     if drivers and options.driver_cmd:
@@ -120,7 +126,7 @@ def plan_run(scenario: Scenario, options: RunOptions | None = None) -> RunPlan:
         kubelet_version=version,
         version_skip=skip,
         kubelet=kubelet,
-        kubelet_release=_upstream_release(options.kubelet, version) if kubelet == UPSTREAM else None,
+        kubelet_release=release,
         time_scale=effective_time_scale(scenario.spec.kubelet.time_scale, options.time_scale),
         backend=chosen_backend(scenario, options.backend),
         resource_versions=tuple(_served_resource_versions(scenario, version_profile(version))),

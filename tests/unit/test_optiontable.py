@@ -81,6 +81,9 @@ def test_the_release_is_in_the_run_plan() -> None:
     plain = plan_run(scenario, RunOptions(kubelet="upstream", kubelet_version="1.36"))
     assert (plain.kubelet_release, plain.release_at("1.37")) == ("1.36.3", "1.37.2")
     assert plan_run(scenario, RunOptions()).kubelet_release is None
+    old = plan_run(scenario, RunOptions(kubelet="upstream", kubelet_version="1.33"))
+    assert old.kubelet_release is None
+    assert old.version_skip.startswith("not comparable: --kubelet upstream: kubelet 1.33 cannot run upstream")
 
 
 def test_values_become_run_options() -> None:
