@@ -35,6 +35,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "drasim.commands.explore",
     "drasim.commands.serve_apiserver",
     "drasim.commands.upstream",
+    "drasim.commands.diff",
     "drasim.commands.control_plane",
     "drasim.commands.init_cmd",
 )

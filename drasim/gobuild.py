@@ -214,6 +214,38 @@ def build(program: str, release: Release | str | None = None, *, quiet: bool = T
     return target
 
 
+def check(program: str, release: Release | str | None = None) -> str:
+    """``go vet`` and ``go test`` of ``cmd/<program>`` for a release, with its overlay files.
+
+    The program's packages only compile with the overlay (they call our hooks in upstream
+    packages), so this runs in the build's module copy, with the program's ``_test.go`` files
+    added by the same overlay. Returns go test's output; raises :class:`GoError` on a failure.
+    """
+    build(program, release)
+    source = source_dir()
+    rel = _release(release, source)
+    cache = cache_dir()
+    program_dir = source / "cmd" / program
+    workdir = _module_for(source, rel, cache, program, private=bool(_overlay_files(program_dir)))
+    env = _go_env()
+    overlay_path = cache / "overlay" / f"{program}-{rel.version}.json"
+    replace: dict[str, str] = {}
+    if overlay_path.is_file():
+        replace.update(json.loads(overlay_path.read_text(encoding="utf-8"))["Replace"])
+    if workdir != source:
+        for test in sorted(program_dir.glob("*_test.go")):
+            replace[str(workdir / "cmd" / program / test.name)] = str(test)
+    args: list[str] = ["-tags", rel.tag]
+    if replace:
+        check_overlay = cache / "overlay" / f"{program}-{rel.version}-check.json"
+        check_overlay.write_text(json.dumps({"Replace": replace}, indent=1), encoding="utf-8")
+        args += ["-overlay", str(check_overlay)]
+    _run(["go", "vet", *args, f"./cmd/{program}"], workdir, env, f"go vet of {program} for Kubernetes {rel}")
+    return _run(
+        ["go", "test", *args, f"./cmd/{program}"], workdir, env, f"go test of {program} for Kubernetes {rel}"
+    )
+
+
 def _release(release: Release | str | None, source: Path) -> Release:
     if release is None:
         return default_release(source)

@@ -13,6 +13,7 @@ run option is one row here plus its ``RunOptions`` field (hypothesis' settings a
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -152,13 +153,24 @@ def capability_name(value: str, _base: Path | None = None) -> str:
     return value
 
 
-def _kubelet_impl(value: str, _base: Path) -> str:
-    from drasim.runner.kubelets import KUBELET_IMPLEMENTATIONS
+def _kubelet(value: str, _base: Path) -> str:
+    from drasim.runner.kubelets import KUBELET_IMPLEMENTATIONS, UPSTREAM
+    from drasim.upstream_kubelet.choice import parse_kubelet_choice
 
-    if value not in KUBELET_IMPLEMENTATIONS:
+    name, at, _ = value.strip().partition("@")
+    if name not in KUBELET_IMPLEMENTATIONS:
         known = ", ".join(KUBELET_IMPLEMENTATIONS)
-        raise ConfigError(f": unknown kubelet implementation {value!r}; known: {known}")
-    return value
+        raise ConfigError(
+            f": unknown kubelet implementation {value!r}; known: {known} (upstream@<release> too)"
+        )
+    if name != UPSTREAM:
+        if at:
+            raise ConfigError(f": {value!r}: only upstream takes a release (upstream@1.35.4)")
+        return name
+    try:
+        return str(parse_kubelet_choice(value))
+    except ConfigError as err:
+        raise ConfigError(f": {str(err).split(': ', 1)[-1]}") from None
 
 
 # ------------------------------------------------------------------ the table
@@ -216,11 +228,13 @@ OPTIONS: tuple[Option, ...] = (
         parse=_kubelet_versions,
     ),
     Option(
-        "kubelet_impl",
-        "--kubelet-impl",
-        "the kubelet implementation in the node's kubelet slot (default: emulated)",
-        metavar="NAME",
-        parse=_kubelet_impl,
+        "kubelet",
+        "--kubelet",
+        "the kubelet in the node's kubelet slot: emulated (drasim's DRA manager, the default), upstream "
+        "(k8s.io/kubernetes' own, built with Go for the run's kubelet version and cached) or "
+        "upstream@1.35.4 (that release); see docs/kubelet-fidelity.md",
+        metavar="KIND",
+        parse=_kubelet,
     ),
     Option(
         "keep_workspace", "--keep-workspace", "keep each scenario's directory tree", kind="flag", ini=False
@@ -365,6 +379,7 @@ def build_run_options(
                 f"{named['backend']} kubeconfig needs {named['kubeconfig']} FILE "
                 "($KUBECONFIG is unset, no ~/.kube/config)"
             )
+    _check_kubelet(fields, flag)
     return RunOptions(**fields)
 
 
@@ -386,6 +401,36 @@ def _driver_problem(fields: Mapping[str, Any], flag: Callable[[str], str]) -> st
     if "capabilities" in fields:
         return f"{flag('capabilities')} says what the driver under test can do: it needs {cmd}"
     return None
+
+
+def _check_kubelet(fields: dict[str, Any], flag: Callable[[Option], str]) -> None:
+    """``--kubelet upstream@<release>`` runs as that release's kubelet version (a different
+    ``--kubelet-version`` is an error); an upstream kubelet's binaries are built now, so that a
+    missing Go or a release the module proxy does not serve is one clear error up front."""
+    choice = str(fields.get("kubelet", "emulated"))
+    if not choice.startswith("upstream"):
+        return
+    from drasim.profiles import DEFAULT_VERSION
+    from drasim.upstream_kubelet.choice import parse_kubelet_choice, release_for, upstream_binary
+
+    parsed = parse_kubelet_choice(choice)
+    versions = tuple(fields.get("kubelet_versions", ()))
+    if parsed.minor_version is not None:
+        if versions and versions != (parsed.minor_version,):
+            raise ConfigError(
+                f"{flag(_row('kubelet'))} {choice} runs kubelet {parsed.minor_version}; "
+                f"drop {flag(_row('kubelet_versions'))} or make it match"
+            )
+        fields["kubelet_versions"] = versions = (parsed.minor_version,)
+    releases = []
+    for version in versions or (DEFAULT_VERSION,):
+        with contextlib.suppress(ConfigError):  # older than upstream's program: skipped per run
+            releases.append(release_for(parsed, version))
+    try:
+        for release in dict.fromkeys(releases):
+            upstream_binary(release)
+    except ConfigError as err:
+        raise ConfigError(f"{flag(_row('kubelet'))}: {err}") from None
 
 
 def _parsed(option: Option, value: Any, base: Path, flag: Callable[[Option], str]) -> Any:

@@ -78,11 +78,20 @@ class KubeletVersion:
     """``DeviceHealth.message`` is kept and shown (1.36, #135196, gate ResourceHealthStatusMessage)."""
     device_merge: DeviceMerge
     """What a successful NodePrepareResources reply does to the claim's devices of that driver:
-    ``append`` (up to 1.33, no pick) or ``replace`` (kubernetes/kubernetes#140274 ``resetDevices``,
-    master/1.37, cherry-picked to 1.34 by #140953, to 1.35 by #140954 and to 1.36 by #140955)."""
+    ``append`` (up to 1.36) or ``replace`` (kubernetes/kubernetes#140274 ``resetDevices``, 1.37).
+    The cherry-picks #140953 (1.34), #140954 (1.35) and #140955 (1.36) are in none of the newest
+    patches the module proxy serves: v1.34.4, v1.35.4 and v1.36.3 pkg/kubelet/cm/dra/manager.go
+    append each reply's devices with ``info.addDevice`` and have no ``resetDevices`` (measured with
+    ``drasim diff --release 1.34 --release 1.35 --release 1.36``, docs/kubelet-fidelity.md)."""
     checkpoint_share_id: bool
     """``dra_manager_state`` devices carry the ``ShareID`` key (1.35, consumable capacity, KEP-5075).
     Older kubelets write no such key and drop it when they read a newer file."""
+    operation_is_error_inverted: bool
+    """``dra_operations_duration_seconds`` labels a success ``is_error="true"`` and a failure
+    ``"false"``: v1.34.4 and v1.35.4 pkg/kubelet/cm/dra/manager.go PrepareResources and
+    UnprepareResources pass ``strconv.FormatBool(err == nil)``; v1.36.3 passes ``isError``
+    (``err != nil``). Measured with ``drasim diff``; 1.31-1.33 are not served, so unverified
+    (drasim keeps the intended labels there)."""
     unprepare_names_from_cache: bool
     """UnprepareResources takes claim names from the claim-info cache first (1.37,
     kubernetes/kubernetes#139845 for #139772); older kubelets derive them from the pod only."""
@@ -190,6 +199,7 @@ def _v(
         health_message=minor >= 36,
         device_merge=merge,
         checkpoint_share_id=minor >= 35,
+        operation_is_error_inverted=minor in (34, 35),
         unprepare_names_from_cache=minor >= 37,
         resource_api_version=api,
         slice_wiping=wiping,
@@ -209,11 +219,11 @@ PROFILES: tuple[KubeletVersion, ...] = (
        wiping="after-last-deregistration"),
     _v("1.33", services=_BETA, choice="kubelet-preference", health=(), merge="append", api="v1beta1",
        wiping="after-last-deregistration"),
-    _v("1.34", services=_GA, choice="plugin-order", health=_H1, merge="replace", api="v1",
+    _v("1.34", services=_GA, choice="plugin-order", health=_H1, merge="append", api="v1",
        wiping="after-last-disconnect"),
-    _v("1.35", services=_GA, choice="plugin-order", health=_H1, merge="replace", api="v1",
+    _v("1.35", services=_GA, choice="plugin-order", health=_H1, merge="append", api="v1",
        wiping="after-last-disconnect"),
-    _v("1.36", services=_GA, choice="plugin-order", health=_H1, merge="replace", api="v1",
+    _v("1.36", services=_GA, choice="plugin-order", health=_H1, merge="append", api="v1",
        wiping="after-last-disconnect"),
     _v("1.37", services=_GA, choice="plugin-order", health=(HEALTH_V1, HEALTH_V1ALPHA1), merge="replace",
        api="v1", wiping="after-last-disconnect"),

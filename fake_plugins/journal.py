@@ -40,6 +40,9 @@ class Call:
     """Seconds from start to reply."""
     stream: bool = False
     """True for a message sent on a server stream (health)."""
+    client: str = ""
+    """The caller's gRPC library from its user agent (``grpc-go``: upstream's kubelet;
+    ``grpc-python``: drasim's emulated kubelet), when known."""
 
     @property
     def rpc(self) -> str:
@@ -77,6 +80,7 @@ class Journal:
         start: float,
         duration: float,
         stream: bool = False,
+        client: str = "",
     ) -> Call:
         """Append one call; safe from any thread."""
         with self._lock:
@@ -91,6 +95,7 @@ class Journal:
                 start=start,
                 duration=duration,
                 stream=stream,
+                client=client,
             )
             self._calls.append(call)
             if self._file is not None:

@@ -69,6 +69,19 @@ def _json(message: Message) -> dict[str, Any]:
     return MessageToDict(message)
 
 
+def caller(context: grpc.ServicerContext) -> str:
+    """The caller's gRPC library, from the first word of its user agent (``grpc-go``, ``grpc-python``)."""
+    try:
+        metadata = context.invocation_metadata() or ()
+    except Exception:  # a test double without metadata
+        return ""
+    for key, value in metadata:
+        if key == "user-agent":
+            text = value.decode() if isinstance(value, bytes) else str(value)
+            return text.split("/", 1)[0].split(" ", 1)[0]
+    return ""
+
+
 def serve_call(
     rt: Runtime,
     context: grpc.ServicerContext,
@@ -80,6 +93,7 @@ def serve_call(
 ) -> M:
     """Run one unary call: pick faults, do the work, record it, map failures to statuses."""
     start, t0 = time.time(), time.monotonic()
+    client = caller(context)
     rpc = method.rsplit("/", 1)[-1]
     faults = rt.select_faults(rpc, claims)
 
@@ -92,6 +106,7 @@ def serve_call(
             details=details,
             start=start,
             duration=time.monotonic() - t0,
+            client=client,
         )
 
     try:
@@ -254,7 +269,14 @@ class HealthServicer:
             version, devices = board.snapshot()
             message = self._message(devices)
             self.rt.journal.record(
-                self.method, {}, _json(message), code="OK", start=time.time(), duration=0.0, stream=True
+                self.method,
+                {},
+                _json(message),
+                code="OK",
+                start=time.time(),
+                duration=0.0,
+                stream=True,
+                client=caller(context),
             )
             yield message
 

@@ -257,7 +257,10 @@ class Manager:
         except KubeletError as err:
             failure = err
         duration = self._clock.now() - start
-        is_error = "true" if failure is not None else "false"
+        failed = failure is not None
+        if self.version.operation_is_error_inverted:
+            failed = not failed  # 1.34-1.35 label with err == nil (see the profile field)
+        is_error = "true" if failed else "false"
         self._durations.observe(duration, operation, is_error)
         wrapped = None if failure is None else KubeletError(f"{prefix}: {failure}")
         ref, uid = (view.ref, view.uid) if view is not None else _pod_ref(pod)

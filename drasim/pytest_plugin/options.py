@@ -90,7 +90,7 @@ class Settings:
     backend: str | None = None
     kubeconfig: Path | None = None
     context: str | None = None
-    kubelet_impl: str = "emulated"
+    kubelet: str = "emulated"
 
     @property
     def capabilities(self) -> frozenset[str]:
@@ -123,7 +123,7 @@ class Settings:
             backend=self.backend,
             kubeconfig=self.kubeconfig,
             context=self.context,
-            kubelet_impl=self.kubelet_impl,
+            kubelet=self.kubelet,
         )
 
     def prepare(self, scenario: Scenario) -> Scenario:
@@ -176,7 +176,7 @@ def resolve(config: pytest.Config) -> Settings:
         backend=run.backend,
         kubeconfig=run.kubeconfig,
         context=run.context,
-        kubelet_impl=run.kubelet_impl,
+        kubelet=run.kubelet,
     )
 
 

@@ -19,7 +19,7 @@ from drasim.plugins.timers import ManualScheduler
 from drasim.runner.kubeletslot import KubeletNode
 from drasim.state import ClaimInfoState
 
-__all__ = ["EmulatedKubelet"]
+__all__ = ["EmulatedKubelet", "plugin_host"]
 
 
 @dataclass
@@ -36,28 +36,7 @@ class EmulatedKubelet:
     def create(cls, node: KubeletNode) -> EmulatedKubelet:
         """Build the plugin host and load the manager from the checkpoint."""
         scheduler = ManualScheduler()
-        host = PluginHost(
-            node.registry_dir,
-            clock=node.clock,
-            recorder=node.journal,
-            metrics=node.metrics,
-            services=node.services,
-            version=node.version,
-            call_timeout=node.timers.call_timeout,
-            slice_wiper=node.slice_wiper,
-            node_name=node.node_name,
-            wiping_delay=node.timers.wiping_delay,
-            scheduler=scheduler,
-            health_callback=node.on_health,
-            health_ended_callback=node.on_health_ended,
-            # Polling (plus the runner's explicit rescans) keeps runs deterministic: queued
-            # inotify events could otherwise arrive after a rescan.
-            use_inotify=False,
-            poll_interval=0.05,
-            # Registration passes run on directory changes and on explicit syncs only, so
-            # retries of failed registrations happen when the scenario advances its clock.
-            reconcile_period=1e9,
-        )
+        host = plugin_host(node, scheduler)
         checkpoint = FileCheckpointStore(
             node.checkpoint_path,
             recorder=node.journal,
@@ -163,3 +142,30 @@ class EmulatedKubelet:
     def health_streams(self, driver: str) -> list[Any] | None:
         """See :class:`Kubelet`."""
         return list(self.host.manager.health_streams(driver))
+
+
+def plugin_host(node: KubeletNode, scheduler: ManualScheduler) -> PluginHost:
+    """drasim's plugin host for a kubelet on ``node``: registry scans, plugin clients, health
+    streams and the slice wipes, its timers on ``scheduler``."""
+    return PluginHost(
+        node.registry_dir,
+        clock=node.clock,
+        recorder=node.journal,
+        metrics=node.metrics,
+        services=node.services,
+        version=node.version,
+        call_timeout=node.timers.call_timeout,
+        slice_wiper=node.slice_wiper,
+        node_name=node.node_name,
+        wiping_delay=node.timers.wiping_delay,
+        scheduler=scheduler,
+        health_callback=node.on_health,
+        health_ended_callback=node.on_health_ended,
+        # Polling (plus the runner's explicit rescans) keeps runs deterministic: queued
+        # inotify events could otherwise arrive after a rescan.
+        use_inotify=False,
+        poll_interval=0.05,
+        # Registration passes run on directory changes and on explicit syncs only, so
+        # retries of failed registrations happen when the scenario advances its clock.
+        reconcile_period=1e9,
+    )

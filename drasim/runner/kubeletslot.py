@@ -192,6 +192,14 @@ class KubeletNode:
     hook: Callable[[str], None]
     """Called at every crash point; raises :class:`SimulatedCrash` to make the kubelet die there."""
     fsync: bool = False
+    release: str | None = None
+    """The upstream release an out-of-process kubelet runs (:meth:`RunPlan.release_at`)."""
+    kubeconfig: Callable[[], Path] | None = None
+    """A kubeconfig of the node's API server, for a kubelet in its own process."""
+    logs_dir: Path | None = None
+    """Where a kubelet in its own process writes its log."""
+    time_scale: float = 1.0
+    """Real seconds per nominal second (a kubelet in its own process scales its timeouts)."""
 
 
 class KubeletFactory(Protocol):

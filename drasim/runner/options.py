@@ -43,9 +43,14 @@ class RunOptions:
     """Run as this kubelet version (``"1.34"``); None: the newest one ``kubeletVersions`` allows."""
     kubelet_versions: tuple[str, ...] = ()
     """``run_scenarios`` runs every scenario once per version listed here (``--kubelet-version``)."""
-    kubelet_impl: str = "emulated"
-    """The kubelet implementation in the node's kubelet slot (a key of
-    :data:`drasim.runner.kubeletslot.KUBELET_IMPLEMENTATIONS`)."""
+    kubelet: str = "emulated"
+    """The kubelet in the node's kubelet slot (``--kubelet``): a key of
+    :data:`drasim.runner.kubelets.KUBELET_IMPLEMENTATIONS` (``emulated``, ``upstream``), for
+    ``upstream`` optionally pinned to a release (``upstream@1.35.4``; see
+    :mod:`drasim.upstream_kubelet`)."""
+    record_checkpoint_bytes: bool = False
+    """Journal the checkpoint file's bytes (``checkpoint-file``) and each container's CDI devices
+    (``GetResources``) at the end of every step, for ``drasim diff``."""
     scenario_timeout: float | None = DEFAULT_SCENARIO_TIMEOUT
     """Real seconds one scenario may run (set-up and steps); then it is stopped and fails. None: no limit."""
     fsync: bool = False

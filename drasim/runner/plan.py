@@ -13,6 +13,7 @@ Public API::
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from drasim.errors import ConfigError
@@ -20,7 +21,7 @@ from drasim.faults import PROXY_CAPABILITY
 from drasim.profiles import KubeletVersion
 from drasim.profiles import profile as version_profile
 from drasim.runner.backend_choice import chosen_backend
-from drasim.runner.kubelets import KUBELET_IMPLEMENTATIONS
+from drasim.runner.kubelets import KUBELET_IMPLEMENTATIONS, UPSTREAM
 from drasim.runner.options import RunOptions
 from drasim.runner.versions import for_kubelet_era, matrix_name, resolve_version
 from drasim.scenario.registry import walk_steps
@@ -46,6 +47,9 @@ class RunPlan:
     """Why the scenario's ``kubeletVersions`` rule this version out ('' when it runs)."""
     kubelet: str
     """The kubelet implementation in the world's kubelet slot (a key of ``KUBELET_IMPLEMENTATIONS``)."""
+    kubelet_release: str | None
+    """The upstream release the ``upstream`` kubelet starts as (``upstream@1.35.4``'s, else the
+    newest patch of :attr:`kubelet_version`); None for the emulated kubelet."""
     time_scale: float
     """Real seconds per nominal second: ``--time-scale``, else the scenario's ``timeScale``; may be 0."""
     backend: str
@@ -76,6 +80,12 @@ class RunPlan:
         at all: fault delays vanish, while the kubelet's timers still need a positive scale)."""
         return self.time_scale if self.time_scale > 0 else 1.0
 
+    def release_at(self, version: str) -> str | None:
+        """The upstream release a kubelet start as ``version`` runs (a pinned one stays)."""
+        if self.kubelet_release is None or "@" in self.options.kubelet:
+            return self.kubelet_release
+        return _upstream_release(self.options.kubelet, version)
+
     def driver_specs(self) -> list[DriverSpec]:
         """The drivers to start; a :class:`~drasim.errors.ConfigError` when there is none."""
         if not self.drivers:
@@ -92,12 +102,22 @@ def plan_run(scenario: Scenario, options: RunOptions | None = None) -> RunPlan:
     :attr:`RunPlan.version_skip` says so.
     """
     options = options or RunOptions()
-    if options.kubelet_impl not in KUBELET_IMPLEMENTATIONS:
+    kubelet, _, pinned = options.kubelet.partition("@")
+    if kubelet not in KUBELET_IMPLEMENTATIONS:
         known = ", ".join(KUBELET_IMPLEMENTATIONS)
-        raise ConfigError(f"kubelet implementation: unknown {options.kubelet_impl!r} (known: {known})")
+        raise ConfigError(f"kubelet implementation: unknown {kubelet!r} (known: {known})")
+    if pinned and options.kubelet_version is None:
+        # upstream@1.35.4 runs as kubelet 1.35 (the emulated profile beside it)
+        options = dataclasses.replace(options, kubelet_version=".".join(pinned.split(".")[:2]))
     version, skip = resolve_version(scenario, options)
     if options.kubelet_version:  # a version matrix row: fake drivers of that kubelet's era
         scenario = for_kubelet_era(scenario, version)
+    release = None
+    if kubelet == UPSTREAM:
+        try:
+            release = _upstream_release(options.kubelet, version)
+        except ConfigError as err:  # a kubelet version upstream's program is not written for
+            skip = skip or f"not comparable: {err}"
     drivers = list(scenario.spec.all_drivers())
     replacement = None
     if drivers and options.driver_cmd:
@@ -109,7 +129,8 @@ def plan_run(scenario: Scenario, options: RunOptions | None = None) -> RunPlan:
         name=matrix_name(scenario.name, version) if options.kubelet_version else scenario.name,
         kubelet_version=version,
         version_skip=skip,
-        kubelet=options.kubelet_impl,
+        kubelet=kubelet,
+        kubelet_release=release,
         time_scale=effective_time_scale(scenario.spec.kubelet.time_scale, options.time_scale),
         backend=chosen_backend(scenario, options.backend),
         resource_versions=tuple(_served_resource_versions(scenario, version_profile(version))),
@@ -119,6 +140,13 @@ def plan_run(scenario: Scenario, options: RunOptions | None = None) -> RunPlan:
         proxied=replacement is not None and options.proxy,
         driver_capabilities=_driver_capabilities(options),
     )
+
+
+def _upstream_release(choice: str, version: str) -> str:
+    """``upstream`` or ``upstream@<release>`` -> the release a start as ``version`` runs."""
+    from drasim.upstream_kubelet.choice import parse_kubelet_choice, release_for
+
+    return release_for(parse_kubelet_choice(choice), version)
 
 
 def _driver_capabilities(options: RunOptions) -> tuple[str, ...]:

@@ -46,6 +46,15 @@ def compute_cdi(world: World, rec: PodRecord) -> None:
             rec.cdi[ctr.name] = world.kubelet.get_resources_by_device(
                 pod, rec.container_manifest(ctr.name, world.node)
             )
+            if world.plan.options.record_checkpoint_bytes:
+                world.journal.record(
+                    "kubelet",
+                    operation="GetResources",
+                    pod=rec.key,
+                    container=ctr.name,
+                    cdi=[list(group) for group in rec.cdi[ctr.name]],
+                    error=None,
+                )
         except DrasimError as err:
             world.journal.record(
                 "kubelet", operation="GetResources", pod=rec.key, pod_uid=rec.uid, error=str(err)

@@ -148,7 +148,7 @@ def reproduce_command(scenario: Scenario, options: RunOptions) -> str:
         ("--backend", options.backend),
         ("--kubeconfig", None if options.kubeconfig is None else str(options.kubeconfig)),
         ("--context", options.context),
-        ("--kubelet-impl", None if options.kubelet_impl == default.kubelet_impl else options.kubelet_impl),
+        ("--kubelet", None if options.kubelet == default.kubelet else options.kubelet),
     ]
     words += [word for flag, value in single if value is not None and value != "" for word in (flag, value)]
     return shlex.join(words)

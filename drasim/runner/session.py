@@ -122,6 +122,7 @@ class StepSession:
     index: int | None = None
     """The step running (or that ran last), 0-based; ``None`` before the first."""
     step: Step | None = None
+    _last_checkpoint: str | None = field(default=None, repr=False)
 
     def context(self, step: Step) -> StepContext:
         """The context of the next step (its index and the journal windows it may use)."""
@@ -157,7 +158,19 @@ class StepSession:
             error = str(err) or type(err).__name__
             raise
         finally:
+            if self.world.plan.options.record_checkpoint_bytes:
+                self._record_checkpoint_bytes()
             journal.record(STEP_END, index=number, name=step.name, outcome=outcome, error=error or None)
+
+    def _record_checkpoint_bytes(self) -> None:
+        """For ``drasim diff``: the checkpoint file's bytes at the end of a step, when they changed."""
+        try:
+            data = self.world.workspace.checkpoint_path.read_bytes().decode("utf-8", errors="replace")
+        except OSError:
+            data = None
+        if data != self._last_checkpoint:
+            self._last_checkpoint = data
+            self.world.journal.record("checkpoint-file", bytes=data)
 
     def within(self, limit: float | None, work: Callable[[], None]) -> TimedOut | None:
         """Run ``work`` (set-up and steps) with at most ``limit`` real seconds (``None``: no limit).

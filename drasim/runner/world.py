@@ -34,7 +34,7 @@ from drasim.runner.apiside import ApiSide, expand
 from drasim.runner.backends import open_backend
 from drasim.runner.fleet import DriverFleet
 from drasim.runner.health import DeviceHealth
-from drasim.runner.kubelets import KUBELET_IMPLEMENTATIONS
+from drasim.runner.kubelets import KUBELET_IMPLEMENTATIONS, UPSTREAM
 from drasim.runner.kubeletslot import Kubelet, KubeletNode, KubeletSlot, SimulatedCrash, effective_services
 from drasim.runner.nodeclock import NodeClock
 from drasim.runner.options import RunOptions
@@ -100,6 +100,11 @@ class World:
         return self.kubelet_slot.version
 
     @property
+    def upstream_kubelet(self) -> bool:
+        """Whether upstream's own DRA manager is in the slot (``--kubelet upstream``)."""
+        return self.plan.kubelet == UPSTREAM
+
+    @property
     def node(self) -> str:
         """The node name (on a real cluster, the run's fake node)."""
         return self.api.node
@@ -155,6 +160,10 @@ class World:
             on_health_ended=self.health.clear_driver,
             hook=self.kubelet_slot.hook,
             fsync=self.plan.options.fsync,
+            release=self.plan.release_at(version.version),
+            kubeconfig=self.kubeconfig,
+            logs_dir=self.workspace.logs_dir,
+            time_scale=self.plan.time_scale,
         )
 
     def stop_kubelet(self) -> None:

@@ -11,7 +11,7 @@ from drasim.errors import ConfigError
 from drasim.optiontable import OPTIONS, add_arguments, build_run_options
 from drasim.runner.options import RunOptions
 
-INTERNAL = {"kubelet_version"}
+INTERNAL = {"kubelet_version", "record_checkpoint_bytes"}
 """Set per run by the version matrix, not by a user."""
 
 
@@ -36,7 +36,11 @@ def test_the_cli_flags_come_from_the_table() -> None:
         ("scenario_timeout", "soon", ": expected a number of seconds, got 'soon'"),
         ("kubelet_versions", "1.2", ": "),
         ("backend", "etcd", ": 'etcd' is not a valid backend"),
-        ("kubelet_impl", "go", ": unknown kubelet implementation 'go'; known: emulated"),
+        (
+            "kubelet",
+            "go",
+            ": unknown kubelet implementation 'go'; known: emulated, upstream (upstream@<release> too)",
+        ),
     ],
 )
 def test_both_front_ends_give_one_message_naming_their_flag(field: str, value: str, message: str) -> None:
@@ -45,6 +49,41 @@ def test_both_front_ends_give_one_message_naming_their_flag(field: str, value: s
         with pytest.raises(ConfigError) as raised:
             build_run_options({field: value}, flag=lambda o, flag=flag: flag if o is option else o.flag)
         assert str(raised.value).startswith(flag + message)
+
+
+def test_a_pinned_upstream_release_runs_as_its_kubelet_version() -> None:
+    """``--kubelet upstream@1.35.4`` with another ``--kubelet-version``: one error naming both
+    flags (before anything is built)."""
+    for name in ("flag", "pytest_flag"):
+        with pytest.raises(ConfigError) as raised:
+            build_run_options(
+                {"kubelet": "upstream@1.35.4", "kubelet_versions": "1.36"},
+                flag=lambda o, name=name: getattr(o, name),
+            )
+        kubelet = "--kubelet" if name == "flag" else "--drasim-kubelet"
+        version = "--kubelet-version" if name == "flag" else "--drasim-kubelet-version"
+        assert str(raised.value) == (
+            f"{kubelet} upstream@1.35.4 runs kubelet 1.35; drop {version} or make it match"
+        )
+
+
+def test_the_release_is_in_the_run_plan() -> None:
+    """The plan holds the upstream release: a pinned one stays after a version change, a plain
+    ``upstream`` follows the version; the emulated kubelet has none."""
+    from drasim.runner.options import RunOptions
+    from drasim.runner.plan import plan_run
+    from drasim.scenario import builtin_scenario_dir, load_paths
+
+    scenario = load_paths([builtin_scenario_dir() / "conformance" / "registration.yaml"])[0]
+    pinned = plan_run(scenario, RunOptions(kubelet="upstream@1.35.4"))
+    assert (pinned.kubelet, pinned.kubelet_version, pinned.kubelet_release) == ("upstream", "1.35", "1.35.4")
+    assert pinned.release_at("1.37") == "1.35.4"
+    plain = plan_run(scenario, RunOptions(kubelet="upstream", kubelet_version="1.36"))
+    assert (plain.kubelet_release, plain.release_at("1.37")) == ("1.36.3", "1.37.2")
+    assert plan_run(scenario, RunOptions()).kubelet_release is None
+    old = plan_run(scenario, RunOptions(kubelet="upstream", kubelet_version="1.33"))
+    assert old.kubelet_release is None
+    assert old.version_skip.startswith("not comparable: --kubelet upstream: kubelet 1.33 cannot run upstream")
 
 
 def test_values_become_run_options() -> None:

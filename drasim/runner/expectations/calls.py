@@ -52,6 +52,11 @@ def is_stream_message(call: RpcCall) -> bool:
 def calls_of(world: World, method: str, since: int) -> list[RpcCall]:
     """Every call of ``method`` after ``since``, from the side that journals it (see module doc)."""
     kubelet = world.journal.rpc_calls(method, side="kubelet", since_seq=0)
+    if getattr(world, "upstream_kubelet", False):
+        # --kubelet upstream: its calls are known from the driver's own record only, where
+        # upstream's Go client is told from drasim's own registration scan by its user agent.
+        plugin = world.journal.rpc_calls(method, side="plugin", since_seq=since)
+        return [c for c in plugin if not is_stream_message(c) and c.event.get("client") == "grpc-go"]
     if kubelet or method in DRA_METHODS:
         return [c for c in kubelet if c.seq > since]
     plugin = world.journal.rpc_calls(method, side="plugin", since_seq=since)

@@ -96,7 +96,14 @@ def check_metric(world: World, args: ExpectMetric, ctx: StepContext) -> None:
     A gauge series that does not exist reads as 0 for ``value`` (as a dashboard shows
     a missing series); use ``present`` to tell the two apart.
     """
-    series = {tuple(sorted(key)): value for key, value in world.metrics.series(args.name).items()}
+    metrics: Any = world.metrics
+    if getattr(world, "upstream_kubelet", False) and world.kubelet is not None:
+        # --kubelet upstream: upstream's own registry (its collector and DRA histograms).
+        from drasim.upstream_kubelet.metrics import TextMetrics
+
+        kubelet: Any = world.kubelet
+        metrics = TextMetrics(kubelet.metrics_text())
+    series = {tuple(sorted(key)): value for key, value in metrics.series(args.name).items()}
     wanted = tuple(sorted(args.labels.items()))
     name = f"{args.name}{_labels_text(dict(args.labels))}"
     exists = wanted in series
@@ -109,7 +116,7 @@ def check_metric(world: World, args: ExpectMetric, ctx: StepContext) -> None:
                         f"it is {'present' if exists else 'absent'}")  # fmt: skip
         expected["present"] = args.present
     if args.value is not None:
-        gauge = world.metrics.gauge(args.name, **args.labels)
+        gauge = metrics.gauge(args.name, **args.labels)
         if exists and gauge is None:
             problems.append(f"expected gauge {name} = {args.value:g}; it is a histogram")
         else:
@@ -120,7 +127,7 @@ def check_metric(world: World, args: ExpectMetric, ctx: StepContext) -> None:
             actual["value"] = value
         expected["value"] = args.value
     if args.count is not None:
-        count = world.metrics.histogram_count(args.name, **args.labels)
+        count = metrics.histogram_count(args.name, **args.labels)
         if count != args.count:
             problems.append(f"expected {plural(args.count, 'observation')} in {name}; found {count}")
         expected["count"], actual["count"] = args.count, count

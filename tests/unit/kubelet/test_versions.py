@@ -98,9 +98,11 @@ def test_service_choice_errors(version: str, advertised: list[str], message: str
 
 def test_profile_boundaries() -> None:
     merges = {v: profile(v).device_merge for v in VERSIONS}
-    assert [v for v, m in merges.items() if m == "append"] == ["1.31", "1.32", "1.33"]
+    # resetDevices (#140274) is in 1.37 only: no served 1.34-1.36 patch has the cherry-picks.
+    assert [v for v, m in merges.items() if m == "append"] == ["1.31", "1.32", "1.33", "1.34", "1.35", "1.36"]
     assert [v for v in VERSIONS if profile(v).checkpoint_share_id] == ["1.35", "1.36", "1.37"]
     assert [v for v in VERSIONS if profile(v).unprepare_names_from_cache] == ["1.37"]
+    assert [v for v in VERSIONS if profile(v).operation_is_error_inverted] == ["1.34", "1.35"]
     assert [v for v in VERSIONS if profile(v).health_services] == ["1.34", "1.35", "1.36", "1.37"]
     assert {profile(v).resource_api_version for v in VERSIONS} == {"v1alpha3", "v1beta1", "v1"}
 
@@ -117,12 +119,13 @@ def test_unprepare_names_come_from_the_pod_before_1_37(harness, kit) -> None:
     assert harness.unprepare_count() == 1
 
 
-def test_retried_prepare_appends_devices_before_1_34(harness, kit) -> None:
-    harness.manager.version = profile("1.33")
+@pytest.mark.parametrize("version", ["1.33", "1.36"])
+def test_retried_prepare_appends_devices_before_1_37(harness, kit, version: str) -> None:
+    harness.manager.version = profile(version)
     harness.claims.add(kit.claim())
     pod = kit.pod()
     harness.manager.prepare_resources(pod)
-    harness.restart().version = profile("1.33")
+    harness.restart().version = profile(version)
     harness.manager.prepare_resources(pod)
     (state,) = harness.manager.claim_infos()
     assert len(state.driver_state["test-driver"].devices) == 2

@@ -89,11 +89,11 @@ def test_the_protocol_names_the_emulated_managers_calls() -> None:
 
 def test_an_unknown_implementation_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="kubelet implementation: unknown 'nope' \\(known: emulated"):
-        plan_run(scenario(*KILL), RunOptions(kubelet_impl="nope"))
+        plan_run(scenario(*KILL), RunOptions(kubelet="nope"))
 
 
 def test_a_crash_point_step_is_not_comparable_without_the_capability(bare: str) -> None:
-    result = run_scenario(scenario(*CRASH), RunOptions(kubelet_impl=bare), results=RESULTS)
+    result = run_scenario(scenario(*CRASH), RunOptions(kubelet=bare), results=RESULTS)
     assert result.status == "skipped", result.failure
     assert result.skip_reason == (
         f"not comparable: restartKubelet with crashAt needs the kubelet capability {CRASH_POINTS!r}, "
@@ -108,6 +108,6 @@ def test_the_same_crash_runs_on_the_emulation() -> None:
 
 def test_a_kill_without_the_watcher_pause_still_runs(bare: str) -> None:
     """Killing a fake driver holds the registry scan where the kubelet can; elsewhere it just kills."""
-    result = run_scenario(scenario(*KILL), RunOptions(kubelet_impl=bare), results=RESULTS)
+    result = run_scenario(scenario(*KILL), RunOptions(kubelet=bare), results=RESULTS)
     assert result.status == "passed", result.failure
     assert BareKubelet.paused == 1  # asked once, for the kill, and did without

@@ -1,0 +1,203 @@
+"""Compare two journals of one scenario, emulated and upstream, step by step.
+
+Pure: it reads the journal events of two runs (``ScenarioResult.journal``) and returns the
+first step where they differ in one of these aspects, in this order:
+
+- ``rpc``: the DRA calls the drivers served, from the fake driver's own record in both runs
+  (method, driver, claims; in the step the call began in). Upstream sends one
+  request per driver from a Go map, so the order across drivers is not upstream's to keep:
+  calls compare as a sorted list, and the claims of one request as a set;
+- ``errors``: the errors PrepareResources / UnprepareResources / reconcile returned to pods
+  (UIDs masked: the API server gives claims fresh UIDs in every run);
+- ``cdi``: the CDI devices each container got (GetResources);
+- ``checkpoint``: dra_manager_state at the end of the step (see :func:`canonical_checkpoint`);
+- ``outcome``: the step's own outcome (passed / failed / error).
+
+After a ``parallel`` step that starts pods, devices are compared without who got which (see
+:func:`_unassigned`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+import zlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+DRA_METHODS = ("NodePrepareResources", "NodeUnprepareResources")
+ASPECTS = ("rpc", "errors", "cdi", "checkpoint", "outcome")
+POD_OPERATIONS = ("PrepareResources", "UnprepareResources", "ReconcileUnprepare")
+
+
+@dataclass
+class StepView:
+    """What one step (0: set-up) did, in comparable form."""
+
+    index: int
+    name: str
+    text: str = ""
+    rpc: list[Any] = field(default_factory=list)
+    errors: list[Any] = field(default_factory=list)
+    cdi: list[Any] = field(default_factory=list)
+    checkpoint: Any = None
+    outcome: str = ""
+
+
+@dataclass
+class Divergence:
+    """The first difference of a scenario."""
+
+    step: int
+    step_name: str
+    step_text: str
+    aspect: str
+    emulated: Any
+    upstream: Any
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _error_text(text: str) -> str:
+    """An error in comparable form: UIDs masked, and gRPC-go's two texts for one expired deadline
+    made one. Whether upstream's client reports its own context expiring ("context deadline
+    exceeded") or the server's DEADLINE_EXCEEDED status ("Deadline Exceeded") is a race inside
+    grpc-go when both share the deadline, not a choice of the DRA manager."""
+    return _UUID.sub("<uid>", text).replace("desc = Deadline Exceeded", "desc = context deadline exceeded")
+
+
+def canonical_checkpoint(text: str | None) -> Any:
+    """A checkpoint file in comparable form: its entries sorted by namespace/name (upstream
+    writes them in Go map order), each claim UID replaced by the claim's key (the API server
+    gives each run fresh UIDs), and whether its checksum matches the content."""
+    if text is None:
+        return None
+    try:
+        document = json.loads(text)
+        data = document["Data"]
+        checksum_ok = zlib.crc32(data.encode("utf-8")) == document.get("Checksum")
+        inner = json.loads(data)
+    except (ValueError, KeyError, TypeError):
+        # A damaged file (a scenario truncated it): its length follows the checksum's digits,
+        # which follow the run's random claim UIDs, so compare a masked prefix.
+        return {"unparsed": _UUID.sub("<uid>", text)[:120]}
+    entries = inner.get("ClaimInfoStateList") or inner.get("Entries")
+    if isinstance(entries, list):
+        for entry in entries:
+            if isinstance(entry, dict) and "ClaimUID" in entry:
+                entry["ClaimUID"] = f"<uid of {entry.get('Namespace')}/{entry.get('ClaimName')}>"
+        entries.sort(
+            key=lambda e: (
+                (str(e.get("Namespace")), str(e.get("ClaimName"))) if isinstance(e, dict) else ("", "")
+            )
+        )
+    return {"data": inner, "checksumOk": checksum_ok}
+
+
+def steps_of(journal: Iterable[Mapping[str, Any]]) -> list[StepView]:
+    """The journal cut into steps; the checkpoint carries over from the step before."""
+    steps = [StepView(0, "set-up")]
+    starts = [float("-inf")]
+    checkpoint: Any = None
+    for event in journal:
+        kind = event.get("kind")
+        current = steps[-1]
+        if kind == "step":
+            starts.append(float(event.get("t", 0.0)))
+            steps.append(
+                StepView(
+                    int(event.get("index", len(steps))),
+                    str(event.get("name", "")),
+                    str(event.get("text", "")),
+                )
+            )
+            steps[-1].checkpoint = checkpoint
+        elif kind == "step-end":
+            current.outcome = str(event.get("outcome", ""))
+        elif kind == "rpc" and event.get("side") == "plugin":
+            method = str(event.get("method", "")).rsplit("/", 1)[-1]
+            if method in DRA_METHODS:
+                request = event.get("request") or {}
+                claims = sorted(
+                    f"{c.get('namespace')}/{c.get('name')}"
+                    for c in (request.get("claims") or [])
+                    if isinstance(c, Mapping)
+                )
+                started = float(event.get("t", 0.0)) - float(event.get("duration") or 0.0)
+                _step_at(steps, starts, started).rpc.append([method, event.get("driver"), claims])
+        elif kind == "kubelet" and event.get("operation") in POD_OPERATIONS and event.get("error"):
+            who = event.get("pod") or event.get("pod_uid")
+            current.errors.append([event.get("operation"), who, _error_text(str(event.get("error")))])
+        elif kind == "kubelet" and event.get("operation") == "GetResources":
+            current.cdi.append([event.get("pod"), event.get("container"), event.get("cdi")])
+        elif kind == "checkpoint-file":
+            checkpoint = canonical_checkpoint(event.get("bytes"))
+            current.checkpoint = checkpoint
+    for step in steps:
+        step.rpc.sort()
+        step.errors.sort()
+        step.cdi.sort(key=repr)
+    return steps
+
+
+def _step_at(steps: list[StepView], starts: list[float], t: float) -> StepView:
+    """The step that was running at journal time ``t`` (a call belongs to the step it began in:
+    a call the kubelet gave up on is recorded by the driver only when it ends)."""
+    index = bisect.bisect_right(starts, t) - 1
+    return steps[max(0, min(index, len(steps) - 1))]
+
+
+def first_divergence(
+    emulated: Sequence[Mapping[str, Any]], upstream: Sequence[Mapping[str, Any]]
+) -> Divergence | None:
+    """The first step and aspect where the two journals differ, or None when they agree."""
+    left, right = steps_of(emulated), steps_of(upstream)
+    raced = False
+    for i in range(max(len(left), len(right))):
+        if i >= len(left) or i >= len(right):
+            step = left[i] if i < len(left) else right[i]
+            gone = "(the run stopped before this step)"
+            return Divergence(
+                step.index,
+                step.name,
+                step.text,
+                "outcome",
+                left[i].outcome if i < len(left) else gone,
+                right[i].outcome if i < len(right) else gone,
+            )
+        a, b = left[i], right[i]
+        raced = raced or (a.name == "parallel" and "startPod" in a.text)
+        for aspect in ASPECTS:
+            x, y = getattr(a, aspect), getattr(b, aspect)
+            if raced and aspect in ("cdi", "checkpoint"):
+                x, y = _unassigned(aspect, x), _unassigned(aspect, y)
+            if x != y:
+                return Divergence(a.index, a.name, a.text, aspect, getattr(a, aspect), getattr(b, aspect))
+    return None
+
+
+def _unassigned(aspect: str, value: Any) -> Any:
+    """Devices without the pod or claim that got them.
+
+    Pods started by one ``parallel`` step are scheduled in whatever order their threads reach
+    drasim's scheduler, so which claim gets which device is a race of the runner, not of the
+    kubelet; from such a step on, both runs are compared on the devices handed out, not on who
+    got which.
+    """
+    if aspect == "cdi":
+        return sorted(json.dumps(group) for _pod, _ctr, groups in value for group in (groups or []))
+    if not isinstance(value, dict) or "data" not in value:
+        return value
+    inner = json.loads(json.dumps(value["data"]))
+    devices: list[str] = []
+    for entry in inner.get("ClaimInfoStateList") or []:
+        for driver, state in (entry.get("DriverState") or {}).items():
+            for device in (state or {}).get("Devices") or []:
+                devices.append(json.dumps([driver, device], sort_keys=True))
+            if state:
+                state["Devices"] = "<compared as a set>"
+    return {"data": inner, "devices": sorted(devices), "checksumOk": value.get("checksumOk")}

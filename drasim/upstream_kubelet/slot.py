@@ -1,0 +1,184 @@
+"""Upstream's DRA manager in the node's kubelet slot (``--kubelet upstream[@release]``).
+
+:class:`UpstreamSlotKubelet` implements :class:`drasim.runner.kubeletslot.Kubelet`: the DRA
+manager's calls go to upstream's own manager in a process of its own (:mod:`.process`,
+:mod:`.adapter`); drasim's plugin host runs beside it for the runner's own registration
+waits, instance views, health streams and timers, as it watches the same registry directory.
+It offers no crash points (upstream's code has no hooks to die at) and no watcher pause
+(upstream's registry scan cannot be held): steps needing them are "not comparable".
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from drasim.errors import ConfigError, KubeletError
+from drasim.kubelet.claiminfo import ClaimInfo
+from drasim.plugins.host import PluginHost
+from drasim.plugins.timers import ManualScheduler
+from drasim.runner.emulated import plugin_host
+from drasim.runner.kubeletslot import KubeletNode
+from drasim.state import ClaimInfoState
+from drasim.upstream_kubelet.adapter import UpstreamManager
+from drasim.upstream_kubelet.choice import upstream_binary
+from drasim.upstream_kubelet.process import LaunchConfig, UpstreamKubelet, UpstreamStartError
+
+__all__ = ["UpstreamSlotKubelet"]
+
+START_WIPE_TIMEOUT = 15.0
+"""Seconds to wait for upstream's start-up DeleteCollection of the node's ResourceSlices."""
+
+
+@dataclass
+class UpstreamSlotKubelet:
+    """Upstream's DRA manager (out of process) with drasim's plugin host beside it."""
+
+    manager: UpstreamManager
+    process: UpstreamKubelet
+    host: PluginHost
+    scheduler: ManualScheduler
+    release: str
+
+    @classmethod
+    def create(cls, node: KubeletNode) -> UpstreamSlotKubelet:
+        """Start upstream's kubelet for ``node.release`` on the node's checkpoint; KubeletError
+        when upstream refuses to start (its own words)."""
+        if node.release is None or node.kubeconfig is None or node.logs_dir is None:
+            raise ConfigError("the upstream kubelet needs a release, a kubeconfig and a logs directory")
+        config = LaunchConfig(
+            binary=Path(upstream_binary(node.release)),
+            state_dir=node.checkpoint_path.parent,
+            registry_dir=node.registry_dir,
+            kubeconfig=node.kubeconfig(),
+            node_name=node.node_name,
+            log_path=node.logs_dir / "upstream-kubelet.log",
+            call_timeout=float(node.timers.call_timeout) * node.time_scale,
+            # Not scaled: upstream's wipe timer runs in real time while a scenario's clock only
+            # moves when a step advances it, so a scaled delay would fire between steps.
+            wiping_delay=float(node.timers.wiping_delay),
+        )
+        journal = node.journal
+        started = journal.mark()
+        try:
+            process = UpstreamKubelet(config)
+        except UpstreamStartError as err:
+            raise KubeletError(str(err)) from None
+        # Upstream wipes the node's ResourceSlices at start, in the background; wait for that
+        # DeleteCollection so it cannot remove slices the drivers publish again afterwards.
+        journal.wait_for(
+            START_WIPE_TIMEOUT, "api", since_seq=started, verb="deletecollection", resource="resourceslices"
+        )
+        journal.record("kubelet", operation="upstream", release=node.release, pid=process.pid)
+        scheduler = ManualScheduler()
+        host = plugin_host(node, scheduler)
+
+        def registrations() -> dict[str, int]:
+            counts: dict[str, int] = {}
+            for event in journal.events("registration", since_seq=started, outcome="registered"):
+                name = str(event.get("driver"))
+                counts[name] = counts.get(name, 0) + 1
+            return counts
+
+        manager = UpstreamManager(
+            process,
+            journal=journal,
+            checkpoint_path=node.checkpoint_path,
+            expected_drivers=host.manager.drivers,
+            expected_registrations=registrations,
+        )
+        return cls(manager, process, host, scheduler, node.release)
+
+    # The DRA manager: upstream's.
+    def prepare_resources(self, pod: Mapping[str, Any]) -> None:
+        """See :class:`Kubelet`."""
+        self.manager.prepare_resources(pod)
+
+    def unprepare_resources(self, pod: Mapping[str, Any]) -> None:
+        """See :class:`Kubelet`."""
+        self.manager.unprepare_resources(pod)
+
+    def reconcile(self, active_pod_uids: Collection[str]) -> dict[str, str | None]:
+        """See :class:`Kubelet`."""
+        return self.manager.reconcile(active_pod_uids)
+
+    def get_resources_by_device(
+        self, pod: Mapping[str, Any], container: Mapping[str, Any] | str
+    ) -> list[tuple[str, ...]]:
+        """See :class:`Kubelet`."""
+        return self.manager.get_resources_by_device(pod, container)
+
+    def claim_info(self, namespace: str, name: str) -> ClaimInfo | None:
+        """See :class:`Kubelet`."""
+        return self.manager.claim_info(namespace, name)
+
+    def claim_infos(self) -> list[ClaimInfoState]:
+        """See :class:`Kubelet`."""
+        return self.manager.claim_infos()
+
+    def is_prepared(self, namespace: str, name: str) -> bool:
+        """See :class:`Kubelet`."""
+        return self.manager.is_prepared(namespace, name)
+
+    def pod_might_need_to_unprepare_resources(self, pod_uid: str) -> bool:
+        """See :class:`Kubelet`."""
+        return self.manager.pod_might_need_to_unprepare_resources(pod_uid)
+
+    def metrics_text(self) -> str:
+        """Upstream's own metrics (its DRA collector and histograms), Prometheus text."""
+        return self.manager.metrics_text()
+
+    # Registration, instances, health and timers: drasim's plugin host beside it.
+    def sync_registrations(self, timeout: float) -> bool:
+        """See :class:`Kubelet`."""
+        return self.host.sync(timeout=timeout)
+
+    def instances(self, driver: str) -> Sequence[Any]:
+        """See :class:`Kubelet`."""
+        return self.host.manager.instances(driver)
+
+    def service_of(self, driver: str, endpoint: str) -> str | None:
+        """See :class:`Kubelet`."""
+        return self.host.manager.service_of(driver, endpoint)
+
+    def health_service(self, driver: str, endpoint: str) -> str:
+        """See :class:`Kubelet`."""
+        stream = self.host.manager.health_stream(driver, endpoint)
+        return "" if stream is None else str(stream.service)
+
+    def wait_registered(
+        self, driver: str, *, timeout: float, endpoint: str | None = None, connected: bool = False
+    ) -> bool:
+        """See :class:`Kubelet`."""
+        return self.host.wait_registered(driver, timeout=timeout, endpoint=endpoint, connected=connected)
+
+    def pending_timers(self) -> list[float]:
+        """See :class:`Kubelet`."""
+        return self.scheduler.pending()
+
+    def advance_timers(self, seconds: float) -> None:
+        """See :class:`Kubelet`."""
+        self.scheduler.advance(seconds)
+
+    def start(self) -> None:
+        """See :class:`Kubelet`."""
+        self.host.start()
+
+    def stop(self) -> None:
+        """See :class:`Kubelet`: upstream's process ends; the checkpoint file stays."""
+        try:
+            self.process.stop()
+        finally:
+            self.host.stop()
+            self.scheduler.stop()
+
+    def paused_watcher(self) -> contextlib.AbstractContextManager[None] | None:
+        """Not offered: upstream's registry scan cannot be held."""
+        return None
+
+    def health_streams(self, driver: str) -> list[Any] | None:
+        """See :class:`Kubelet` (drasim's host's streams to the same plugin)."""
+        return list(self.host.manager.health_streams(driver))
