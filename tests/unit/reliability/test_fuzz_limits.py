@@ -233,6 +233,7 @@ def _run_measured(path: Path) -> tuple[Any, float, int]:
 @pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="needs /proc to measure memory")
 # A background thread that dies (the plugin reconciler once overflowed a lock timeout) is a failure.
 @pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
+@pytest.mark.timeout(360)  # 20 whole runs at the limits: 80 s alone, over 120 s beside the parallel suite
 @settings(
     max_examples=20,
     deadline=None,
