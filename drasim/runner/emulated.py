@@ -19,11 +19,59 @@ from drasim.plugins.timers import ManualScheduler
 from drasim.runner.kubeletslot import KubeletNode
 from drasim.state import ClaimInfoState
 
-__all__ = ["EmulatedKubelet", "plugin_host"]
+__all__ = ["EmulatedKubelet", "PluginHostSide", "plugin_host"]
+
+
+class PluginHostSide:
+    """The part of a kubelet that drasim's plugin host does: registration, registered instances,
+    health streams and the host's timers. Both kubelets in the slot have it (the emulated one
+    and upstream's, beside which drasim's host runs); each sets ``host`` and ``scheduler``."""
+
+    host: PluginHost
+    scheduler: ManualScheduler
+
+    def sync_registrations(self, timeout: float) -> bool:
+        """See :class:`Kubelet`."""
+        return self.host.sync(timeout=timeout)
+
+    def instances(self, driver: str) -> Sequence[Any]:
+        """See :class:`Kubelet`."""
+        return self.host.manager.instances(driver)
+
+    def service_of(self, driver: str, endpoint: str) -> str | None:
+        """See :class:`Kubelet`."""
+        return self.host.manager.service_of(driver, endpoint)
+
+    def health_service(self, driver: str, endpoint: str) -> str:
+        """See :class:`Kubelet`."""
+        stream = self.host.manager.health_stream(driver, endpoint)
+        return "" if stream is None else str(stream.service)
+
+    def wait_registered(
+        self, driver: str, *, timeout: float, endpoint: str | None = None, connected: bool = False
+    ) -> bool:
+        """See :class:`Kubelet`."""
+        return self.host.wait_registered(driver, timeout=timeout, endpoint=endpoint, connected=connected)
+
+    def pending_timers(self) -> list[float]:
+        """See :class:`Kubelet`."""
+        return self.scheduler.pending()
+
+    def advance_timers(self, seconds: float) -> None:
+        """See :class:`Kubelet`."""
+        self.scheduler.advance(seconds)
+
+    def start(self) -> None:
+        """See :class:`Kubelet`."""
+        self.host.start()
+
+    def health_streams(self, driver: str) -> list[Any] | None:
+        """See :class:`Kubelet`."""
+        return list(self.host.manager.health_streams(driver))
 
 
 @dataclass
-class EmulatedKubelet:
+class EmulatedKubelet(PluginHostSide):
     """drasim's emulated kubelet: the Python DRA manager with its plugin host and manual timers."""
 
     manager: Manager
@@ -94,41 +142,6 @@ class EmulatedKubelet:
         """See :class:`Kubelet`."""
         return self.manager.pod_might_need_to_unprepare_resources(pod_uid)
 
-    def sync_registrations(self, timeout: float) -> bool:
-        """See :class:`Kubelet`."""
-        return self.host.sync(timeout=timeout)
-
-    def instances(self, driver: str) -> Sequence[Any]:
-        """See :class:`Kubelet`."""
-        return self.host.manager.instances(driver)
-
-    def service_of(self, driver: str, endpoint: str) -> str | None:
-        """See :class:`Kubelet`."""
-        return self.host.manager.service_of(driver, endpoint)
-
-    def health_service(self, driver: str, endpoint: str) -> str:
-        """See :class:`Kubelet`."""
-        stream = self.host.manager.health_stream(driver, endpoint)
-        return "" if stream is None else str(stream.service)
-
-    def wait_registered(
-        self, driver: str, *, timeout: float, endpoint: str | None = None, connected: bool = False
-    ) -> bool:
-        """See :class:`Kubelet`."""
-        return self.host.wait_registered(driver, timeout=timeout, endpoint=endpoint, connected=connected)
-
-    def pending_timers(self) -> list[float]:
-        """See :class:`Kubelet`."""
-        return self.scheduler.pending()
-
-    def advance_timers(self, seconds: float) -> None:
-        """See :class:`Kubelet`."""
-        self.scheduler.advance(seconds)
-
-    def start(self) -> None:
-        """See :class:`Kubelet`."""
-        self.host.start()
-
     def stop(self) -> None:
         """See :class:`Kubelet`."""
         self.host.stop()
@@ -138,10 +151,6 @@ class EmulatedKubelet:
     def paused_watcher(self) -> contextlib.AbstractContextManager[None] | None:
         """See :class:`Kubelet`."""
         return self.host.watcher.paused()
-
-    def health_streams(self, driver: str) -> list[Any] | None:
-        """See :class:`Kubelet`."""
-        return list(self.host.manager.health_streams(driver))
 
 
 def plugin_host(node: KubeletNode, scheduler: ManualScheduler) -> PluginHost:

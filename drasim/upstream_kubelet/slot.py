@@ -11,7 +11,7 @@ It offers no crash points (upstream's code has no hooks to die at) and no watche
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ from drasim.errors import ConfigError, KubeletError
 from drasim.kubelet.claiminfo import ClaimInfo
 from drasim.plugins.host import PluginHost
 from drasim.plugins.timers import ManualScheduler
-from drasim.runner.emulated import plugin_host
+from drasim.runner.emulated import PluginHostSide, plugin_host
 from drasim.runner.kubeletslot import KubeletNode
 from drasim.state import ClaimInfoState
 from drasim.upstream_kubelet.adapter import UpstreamManager
@@ -34,8 +34,9 @@ START_WIPE_TIMEOUT = 15.0
 
 
 @dataclass
-class UpstreamSlotKubelet:
-    """Upstream's DRA manager (out of process) with drasim's plugin host beside it."""
+class UpstreamSlotKubelet(PluginHostSide):
+    """Upstream's DRA manager (out of process) with drasim's plugin host beside it (registration,
+    instances, health streams and timers come from :class:`PluginHostSide`)."""
 
     manager: UpstreamManager
     process: UpstreamKubelet
@@ -131,42 +132,6 @@ class UpstreamSlotKubelet:
         """Upstream's own metrics (its DRA collector and histograms), Prometheus text."""
         return self.manager.metrics_text()
 
-    # Registration, instances, health and timers: drasim's plugin host beside it.
-    def sync_registrations(self, timeout: float) -> bool:
-        """See :class:`Kubelet`."""
-        return self.host.sync(timeout=timeout)
-
-    def instances(self, driver: str) -> Sequence[Any]:
-        """See :class:`Kubelet`."""
-        return self.host.manager.instances(driver)
-
-    def service_of(self, driver: str, endpoint: str) -> str | None:
-        """See :class:`Kubelet`."""
-        return self.host.manager.service_of(driver, endpoint)
-
-    def health_service(self, driver: str, endpoint: str) -> str:
-        """See :class:`Kubelet`."""
-        stream = self.host.manager.health_stream(driver, endpoint)
-        return "" if stream is None else str(stream.service)
-
-    def wait_registered(
-        self, driver: str, *, timeout: float, endpoint: str | None = None, connected: bool = False
-    ) -> bool:
-        """See :class:`Kubelet`."""
-        return self.host.wait_registered(driver, timeout=timeout, endpoint=endpoint, connected=connected)
-
-    def pending_timers(self) -> list[float]:
-        """See :class:`Kubelet`."""
-        return self.scheduler.pending()
-
-    def advance_timers(self, seconds: float) -> None:
-        """See :class:`Kubelet`."""
-        self.scheduler.advance(seconds)
-
-    def start(self) -> None:
-        """See :class:`Kubelet`."""
-        self.host.start()
-
     def stop(self) -> None:
         """See :class:`Kubelet`: upstream's process ends; the checkpoint file stays."""
         try:
@@ -178,7 +143,3 @@ class UpstreamSlotKubelet:
     def paused_watcher(self) -> contextlib.AbstractContextManager[None] | None:
         """Not offered: upstream's registry scan cannot be held."""
         return None
-
-    def health_streams(self, driver: str) -> list[Any] | None:
-        """See :class:`Kubelet` (drasim's host's streams to the same plugin)."""
-        return list(self.host.manager.health_streams(driver))
