@@ -22,6 +22,7 @@ other on a file lock.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -31,6 +32,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -186,11 +188,13 @@ def build(program: str, release: Release | str | None = None, *, quiet: bool = T
     rel = _release(release, source)
     target = binary_path(program, rel)
     if target.is_file():
+        _touch(target)
         return target
     cache = cache_dir()
     (cache / "locks").mkdir(parents=True, exist_ok=True)
     with _locked(cache / "locks" / f"{program}-{rel.version}.lock"):
         if target.is_file():  # another process built it while we waited
+            _touch(target)
             return target
         program_dir = source / "cmd" / program
         workdir = _module_for(source, rel, cache, program, private=bool(_overlay_files(program_dir)))
@@ -429,11 +433,37 @@ def _run(args: list[str], cwd: Path, env: dict[str, str], what: str) -> str:
     return done.stdout
 
 
-def _prune(keep: Path) -> None:
-    """Remove older builds of the same program and release."""
+KEEP_RECENT = 2
+"""Other builds of one program and release kept besides the newest (most recently used first)."""
+KEEP_IN_USE_SECONDS = 3600.0
+"""A build used this recently is never removed: another checkout or a running test may use it."""
+
+
+def _touch(binary: Path) -> None:
+    """Mark a cached build as used now (its mtime orders :func:`_prune`)."""
+    with contextlib.suppress(OSError):
+        os.utime(binary)
+
+
+def _prune(keep: Path, *, now: float | None = None) -> None:
+    """Remove older builds of the same program and release that nobody has used for a while.
+
+    Two checkouts of drasim (or two branches) build from different sources, so each has its own
+    binary; removing every other build would make them evict each other's binaries while the
+    other's tests run. A build is removed only when it is past the :data:`KEEP_RECENT` most
+    recently used ones and has not been used for :data:`KEEP_IN_USE_SECONDS`.
+    """
     prefix = keep.name.rsplit("-", 1)[0] + "-"
+    now = time.time() if now is None else now
+    others: list[tuple[float, Path]] = []
     for other in keep.parent.glob(prefix + "*"):
-        if other != keep and other.is_file() and len(other.name) == len(keep.name):
+        if other == keep or not other.is_file() or len(other.name) != len(keep.name):
+            continue
+        with contextlib.suppress(OSError):
+            others.append((other.stat().st_mtime, other))
+    others.sort(reverse=True)
+    for used, other in others[KEEP_RECENT:]:
+        if now - used > KEEP_IN_USE_SECONDS:
             other.unlink(missing_ok=True)
 
 

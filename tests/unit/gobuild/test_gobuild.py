@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -122,3 +123,34 @@ def test_go_programs_are_gofmt_clean() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "", f"not gofmt-formatted:\n{done.stdout}"
+
+
+def test_prune_keeps_builds_other_checkouts_use(tmp_path: Path) -> None:
+    """Another checkout's build is kept while recently used; stale ones beyond the newest few go."""
+    now = 1_000_000.0
+    keep = tmp_path / "drasim-kubelet-aaaaaaaaaaaaaaaa"
+    keep.write_bytes(b"new")
+    ages = {"b": 10.0, "c": 7200.0, "d": 8000.0, "e": 9000.0, "f": 60.0}
+    for letter, age in ages.items():
+        other = tmp_path / f"drasim-kubelet-{letter * 16}"
+        other.write_bytes(b"old")
+        os.utime(other, (now - age, now - age))
+    unrelated = tmp_path / "drasim-control-plane-eeeeeeeeeeeeeeee"
+    unrelated.write_bytes(b"x")
+    os.utime(unrelated, (0, 0))
+
+    gobuild._prune(keep, now=now)
+
+    left = sorted(p.name.rsplit("-", 1)[1][0] for p in tmp_path.glob("drasim-kubelet-*"))
+    # a is the new build; b and f were used within the hour (and are the two most recent
+    # others); c, d and e are older than an hour and beyond the two most recent: removed.
+    assert left == ["a", "b", "f"]
+    assert unrelated.exists()
+
+
+def test_a_cache_hit_marks_the_build_used(tmp_path: Path) -> None:
+    binary = tmp_path / "drasim-kubelet-0123456789abcdef"
+    binary.write_bytes(b"bin")
+    os.utime(binary, (0, 0))
+    gobuild._touch(binary)
+    assert binary.stat().st_mtime > 0
