@@ -2,7 +2,8 @@
 
 Public API::
 
-    allocate(claim, *, slices, classes, allocated_claims, node_name, pods, node_labels=None) -> dict
+    allocate(claim, *, slices, classes, allocated_claims, node_name, pods, node_labels=None,
+             cancelled=None) -> dict
     AllocationError
 
 See docs/allocator.md for the supported behaviour and the CEL subset.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from drasim.allocator.counters import counter_book
@@ -22,13 +22,15 @@ def allocate(
     node_name: str,
     pods: Sequence[Mapping[str, Any]],
     node_labels: Mapping[str, str] | None = None,
+    cancelled: Callable[[], bool] | None = None,
 ) -> dict[str, Any]:
     """Return a copy of ``claim`` with ``status.allocation`` and ``status.reservedFor`` filled.
 
     Pure: reads only its arguments. ``allocated_claims`` are the other claims in
     the store (their allocations make devices unavailable; the claim itself is
     skipped if present). ``node_labels`` lets ``nodeSelector`` slices match on
-    labels; ``metadata.name`` is always matched against ``node_name``. A claim
+    labels; ``metadata.name`` is always matched against ``node_name``. ``cancelled`` is looked
+    at during a long search (a stopped run must not leave a search burning CPU). A claim
     that is already allocated keeps its allocation and only gains reservations.
 
     Raises :class:`AllocationError` when the claim cannot be allocated on the node.
@@ -40,7 +42,12 @@ def allocate(
     if not status.get("allocation"):
         try:
             status["allocation"] = _allocation(
-                claim, slices, classes, allocated_claims, node=(node_name, dict(node_labels or {}))
+                claim,
+                slices,
+                classes,
+                allocated_claims,
+                node=(node_name, dict(node_labels or {})),
+                cancelled=cancelled,
             )
         except AllocationError as exc:
             raise AllocationError(f"cannot allocate claim {ref}: {exc}") from None
@@ -56,6 +63,7 @@ def _allocation(
     allocated_claims: Sequence[Mapping[str, Any]],
     *,
     node: tuple[str, dict[str, str]],
+    cancelled: Callable[[], bool] | None = None,
 ) -> dict[str, Any]:
     node_name, node_labels = node
     devices_spec = (claim.get("spec") or {}).get("devices") or {}
@@ -66,7 +74,7 @@ def _allocation(
     choices = [request_choices(request, by_name) for request in devices_spec.get("requests") or []]
     counters = counter_book(slices, in_use)
     per_request = [build_options(options, candidates, in_use, counters) for options in choices]
-    picks = search(per_request, devices_spec.get("constraints") or [], counters)
+    picks = search(per_request, devices_spec.get("constraints") or [], counters, cancelled=cancelled)
     if picks is None:
         raise AllocationError(_explain(per_request, node_name))
     allocation: dict[str, Any] = {"devices": _device_result(picks, devices_spec)}

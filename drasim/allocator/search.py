@@ -10,7 +10,7 @@ met. The first combination found wins; there is no scoring.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
@@ -21,7 +21,16 @@ from drasim.allocator.inventory import Candidate, DeviceKey
 from drasim.allocator.requests import ALL, Choice
 
 Pick = tuple[Choice, Candidate]
-MAX_STEPS = 200_000
+MAX_WORK = 500_000
+"""Devices the search may place in trial combinations before it gives up.
+
+Counted in devices, not combinations: a combination of a 32-device request costs 32 times one
+of a single device, so the bound is on CPU time (one to two seconds on a slow machine) whatever
+the claim's size. Upstream bounds its allocator by time instead (the scheduler's filter
+timeout, DRASchedulerFilterTimeout); a deterministic count keeps drasim's outcome independent
+of the machine's speed."""
+CANCEL_EVERY = 256
+"""Combinations tried between two looks at the caller's ``cancelled`` callback."""
 
 
 @dataclass
@@ -74,20 +83,37 @@ def build_options(
 
 
 class _Budget:
-    def __init__(self) -> None:
-        self.steps = 0
+    def __init__(self, cancelled: Callable[[], bool] | None) -> None:
+        self.work = 0
+        self.tries = 0
+        self.cancelled = cancelled
 
-    def spend(self) -> None:
-        self.steps += 1
-        if self.steps > MAX_STEPS:
-            raise AllocationError(f"gave up after trying {MAX_STEPS} device combinations")
+    def spend(self, devices: int) -> None:
+        self.work += max(1, devices)
+        self.tries += 1
+        if self.work > MAX_WORK:
+            raise AllocationError(
+                f"gave up after trying {self.tries} device combinations ({MAX_WORK} devices placed)"
+            )
+        if self.cancelled is not None and self.tries % CANCEL_EVERY == 0 and self.cancelled():
+            raise AllocationError("the allocation was cancelled (the run was stopped)")
 
 
 def search(
-    per_request: Sequence[Sequence[Option]], constraints: Sequence[Mapping[str, Any]], counters: CounterBook
+    per_request: Sequence[Sequence[Option]],
+    constraints: Sequence[Mapping[str, Any]],
+    counters: CounterBook,
+    *,
+    cancelled: Callable[[], bool] | None = None,
 ) -> list[Pick] | None:
-    """The first combination of devices meeting every request, constraint and shared counter, or None."""
-    return _search(per_request, 0, [], _Rules(constraints, counters), _Budget())
+    """The first combination of devices meeting every request, constraint and shared counter, or None.
+
+    Raises :class:`AllocationError` when the search passes :data:`MAX_WORK`, or when
+    ``cancelled`` (looked at every :data:`CANCEL_EVERY` combinations) returns true.
+    """
+    if not all(any(o.feasible_alone() for o in options) for options in per_request):
+        return None  # some request cannot be met even alone: no combination of the others helps
+    return _search(per_request, 0, [], _Rules(constraints, counters), _Budget(cancelled))
 
 
 @dataclass(frozen=True)
@@ -113,8 +139,8 @@ def _search(
     taken = {cand.key for _, cand in picked}
     for option in per_request[index]:
         for devices in _device_sets(option, taken):
-            budget.spend()
             attempt = picked + [(option.choice, cand) for cand in devices]
+            budget.spend(len(attempt))
             if not rules.hold(attempt):
                 continue
             found = _search(per_request, index + 1, attempt, rules, budget)

@@ -29,7 +29,13 @@ def allocate_from_slices(world: World, claim: dict[str, Any]) -> dict[str, Any]:
         if (c.get("status") or {}).get("allocation")
     ]
     return allocate(
-        claim, slices=slices, classes=classes, allocated_claims=others, node_name=world.node, pods=[]
+        claim,
+        slices=slices,
+        classes=classes,
+        allocated_claims=others,
+        node_name=world.node,
+        pods=[],
+        cancelled=world.aborted.is_set,
     )
 
 

@@ -477,3 +477,57 @@ def test_v1beta1_slices_with_basic_devices() -> None:
         "gpu", 1, selectors=[{"cel": {"expression": 'device.attributes["gpu.example.com"].index == 2'}}]
     )
     assert devices(run(claim("c", req), slices=[s])) == ["gpu-2"]
+
+
+def test_a_request_that_cannot_be_met_alone_fails_without_searching_the_others() -> None:
+    """Thirty requests of 32 devices each could be met alone on a 32-device node, and trying their
+    combinations would never end; the last request wants 33 devices, which no device set can
+    give even alone, so the claim is refused before any combination is tried."""
+    c = claim("c", *[exact(f"r{i}", 32) for i in range(30)], exact("big", 33))
+    calls: list[int] = []
+
+    def cancelled() -> bool:
+        calls.append(1)
+        return False
+
+    with pytest.raises(AllocationError, match="cannot allocate claim default/c"):
+        run(c, slices=[gpu_slice(count=32)], cancelled=cancelled)
+    assert calls == []  # refused before the search tried a single combination
+
+
+def test_a_hopeless_search_is_bounded_by_the_devices_it_places() -> None:
+    """Every request can be met alone, no combination meets the constraint: the search stops
+    after MAX_WORK devices placed, with an error that says so, whatever the claim's size."""
+    from drasim.allocator import search as search_module
+
+    s = gpu_slice(count=40)
+    for i, dev in enumerate(s["spec"]["devices"]):
+        dev["attributes"]["numa"] = {"int": i}  # all different: matchAttribute over 2+ never holds
+    c = claim(
+        "c",
+        *[exact(f"r{i}", 8) for i in range(4)],
+        constraints=[{"matchAttribute": "gpu.example.com/numa"}],
+    )
+    with pytest.raises(AllocationError, match=r"gave up after trying \d+ device combinations") as info:
+        run(c, slices=[s])
+    tries = int(str(info.value).split("trying ")[1].split()[0])
+    # 8 devices per combination: the bound is on devices placed, so far fewer than MAX_WORK tries.
+    assert tries <= search_module.MAX_WORK // 8 + 1
+
+
+def test_a_cancelled_search_stops() -> None:
+    s = gpu_slice(count=40)
+    for i, dev in enumerate(s["spec"]["devices"]):
+        dev["attributes"]["numa"] = {"int": i}
+    c = claim(
+        "c", *[exact(f"r{i}", 2) for i in range(6)], constraints=[{"matchAttribute": "gpu.example.com/numa"}]
+    )
+    looks: list[int] = []
+
+    def cancelled() -> bool:
+        looks.append(1)
+        return len(looks) >= 3
+
+    with pytest.raises(AllocationError, match="cancelled"):
+        run(c, slices=[s], cancelled=cancelled)
+    assert len(looks) == 3
