@@ -75,6 +75,8 @@ class Settings:
     driver_name: str | None = None
     proxy: bool = True
     profile: ProfileOverride | None = None
+    profile_source: str | None = None
+    """``--drasim-kubelet-profile`` as a name or an absolute file path (for reproduce lines)."""
     suite: str | None = None
     suite_dirs: tuple[Path, ...] = ()
     report_dir: Path | None = None
@@ -161,6 +163,7 @@ def resolve(config: pytest.Config) -> Settings:
         driver_name=run.driver_name,
         proxy=run.proxy,
         profile=_profile(config),
+        profile_source=_profile_source(config),
         suite=suite,
         suite_dirs=suite_dirs,
         report_dir=_report_dir(config),
@@ -209,6 +212,13 @@ def _profile(config: pytest.Config) -> ProfileOverride | None:
         return load_profile(value, base)
     except ConfigError as err:
         raise pytest.UsageError(f"--drasim-kubelet-profile: {err}") from None
+
+
+def _profile_source(config: pytest.Config) -> str | None:
+    value, base = _value(config, "drasim_kubelet_profile")
+    if value is None or value in NAMED_PROFILES:
+        return value
+    return str((base / value).resolve())
 
 
 def _suite(suite: str | None) -> tuple[str | None, tuple[Path, ...]]:

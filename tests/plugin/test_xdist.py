@@ -26,8 +26,11 @@ def test_scenarios_under_xdist_with_reports(
     result = pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider", "--drasim-report-dir", "out")
     result.assert_outcomes(passed=7)
     report = json.loads((pytester.path / "out" / "drasim-report.json").read_text())
-    assert report["summary"]["passed"] == 4
-    assert sorted(r["name"] for r in report["results"]) == [f"parallel-{i}" for i in range(4)]
+    # The scenarios and the Python tests that used drasim_node, each once.
+    assert report["summary"]["passed"] == 7
+    assert sorted(r["name"] for r in report["results"]) == [f"parallel-{i}" for i in range(4)] + [
+        f"test_node[{n}]" for n in range(3)
+    ]
 
 
 def test_suite_under_xdist(pytester: pytest.Pytester) -> None:
