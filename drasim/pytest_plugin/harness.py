@@ -8,8 +8,8 @@ and a YAML scenario mean exactly the same thing.
 
 from __future__ import annotations
 
-import tempfile
 import contextlib
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -210,7 +210,9 @@ class DrasimNode:
         except DrasimError as err:
             raise self._failed(step, str(err), str(err)) from None
 
-    def _failed(self, step: Any, message: str, text: str, failure: StepFailure | None = None) -> StepAssertionError:
+    def _failed(
+        self, step: Any, message: str, text: str, failure: StepFailure | None = None
+    ) -> StepAssertionError:
         """Remember the failing step and make the error to raise for it."""
         error = StepAssertionError(f"{describe_step(step)}: {text}")
         self.failed_step = FailedStep(

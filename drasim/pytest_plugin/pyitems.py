@@ -248,7 +248,7 @@ def _failure(
         message = message.removeprefix("Failed: ")  # pytest.fail's
     where = str(getattr(crash, "path", "") or "")
     if where and not Path(where).resolve().is_relative_to(_DRASIM):
-        message += f"\n(at {where}:{crash.lineno})"
+        message += f"\n(at {where}:{getattr(crash, 'lineno', '?')})"
     if report.when != "call":
         message = f"{report.when}: {message}"
     node = record.nodes[0] if record.nodes else None
