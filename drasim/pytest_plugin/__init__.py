@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from drasim.conformance import FAKE_PLUGIN, skip_reason
+from drasim.conformance import FAKE_PLUGIN, PROXY, skip_reason
 from drasim.grpc_logging import quiet_grpc_logs
 from drasim.pytest_plugin.collect import RESULT_ATTRIBUTE, ScenarioFile, ScenarioItem, matches
 from drasim.pytest_plugin.fixtures import (
@@ -149,7 +149,7 @@ def missing_capability_reason(item: pytest.Item, settings: Settings) -> str:
         reason = "; ".join(parts)
     else:
         reason = "; ".join(f"{label} lacks capability {c!r}" for c in missing)
-    if settings.driver_cmd and FAKE_PLUGIN not in missing:  # declaring cannot grant fake-plugin
+    if settings.driver_cmd and not set(missing) & {FAKE_PLUGIN, PROXY}:  # declaring grants neither
         reason += " (declare what the driver supports with --drasim-capability)"
     if isinstance(item, ScenarioItem):
         item.record(ScenarioResult.of(item.scenario, "skipped", skip_reason=reason))

@@ -16,7 +16,7 @@ from drasim.conformance import FAKE_PLUGIN, KNOWN_CAPABILITIES, PROXY, SUITES, s
 from drasim.conformance.driver_options import anchored_command
 from drasim.errors import ConfigError
 from drasim.limits import DEFAULT_SCENARIO_TIMEOUT
-from drasim.optiontable import OPTIONS, add_pytest_options, build_run_options, capability_name
+from drasim.optiontable import OPTIONS, add_pytest_options, build_run_options
 from drasim.pytest_plugin.profile import NAMED_PROFILES, ProfileOverride, load_profile
 
 if TYPE_CHECKING:
@@ -45,17 +45,9 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption(
         "--drasim-report-dir", metavar="DIR", help="write JUnit, JSON and HTML drasim reports here"
     )
-    group.addoption(
-        "--drasim-capability",
-        action="append",
-        default=[],
-        metavar="CAP",
-        help=f"a capability the driver under test has (repeatable; known: {', '.join(KNOWN_CAPABILITIES)})",
-    )
     parser.addini("drasim_kubelet_profile", "emulated kubelet profile (name or YAML file)", default="")
     parser.addini("drasim_suite", "built-in scenario suite to collect", default="")
     parser.addini("drasim_report_dir", "directory for drasim's JUnit/JSON/HTML reports", default="")
-    parser.addini("drasim_capabilities", "capabilities of the driver under test", type="linelist", default=[])
     parser.addini(
         "drasim_scenario_globs",
         "scenario file globs (relative to drasim_root; a glob without '/' matches file names anywhere)",
@@ -169,7 +161,7 @@ def resolve(config: pytest.Config) -> Settings:
         report_dir=_report_dir(config),
         time_scale=run.time_scale,
         scenario_timeout=run.scenario_timeout,
-        declared_capabilities=_capabilities(config),
+        declared_capabilities=frozenset(run.capabilities),
         globs=tuple(str(g) for g in config.getini("drasim_scenario_globs")),
         root=root.resolve(),
         keep_workspace=run.keep_workspace,
@@ -191,7 +183,10 @@ def _run_options(config: pytest.Config) -> RunOptions:
     for option in OPTIONS:
         if not option.pytest:
             continue
-        if option.kind in ("flag", "off") or not option.ini:
+        if option.kind == "list" and option.ini:  # the ini file's entries, then the command line's
+            values[option.field] = [*config.getini(option.ini_key), *config.getoption(option.dest)]
+            bases[option.field] = Path(config.invocation_params.dir)
+        elif option.kind in ("flag", "off") or not option.ini:
             values[option.field] = config.getoption(option.dest)
             bases[option.field] = Path(config.invocation_params.dir)
         else:
@@ -241,17 +236,6 @@ def _report_dir(config: pytest.Config) -> Path | None:
     if report_dir.exists() and not report_dir.is_dir():
         raise pytest.UsageError(f"--drasim-report-dir: {report_dir} exists and is not a directory")
     return report_dir
-
-
-def _capabilities(config: pytest.Config) -> frozenset[str]:
-    declared = [*config.getini("drasim_capabilities"), *config.getoption("drasim_capability")]
-    capabilities = [c.strip() for item in declared for c in str(item).split(",") if c.strip()]
-    try:
-        for name in capabilities:
-            capability_name(name)  # the check of drasim run's --capability
-    except ConfigError as err:
-        raise pytest.UsageError(f"--drasim-capability{err}") from None
-    return frozenset(capabilities)
 
 
 def settings_of(config: Any) -> Settings:
