@@ -7,6 +7,7 @@ That is every scenario item and every Python test that used one of drasim's fixt
 ``--junitxml``); the controller (or a plain pytest run) gathers them here, one entry per node
 id (the last phase's), and writes the files when the session ends. Workers never write. With
 ``--dist each`` every worker runs every test, so there the entries are per node id and worker.
+A test whose worker died is an error entry (xdist's report of the crash carries no result).
 """
 
 from __future__ import annotations
@@ -22,10 +23,24 @@ from drasim.pytest_plugin.options import REPORT_NAMES, Settings
 from drasim.report.html import write_html
 from drasim.report.json_report import write_json
 from drasim.report.junit import write_junit
-from drasim.report.model import RunEnvironment, RunReport, ScenarioResult
+from drasim.report.model import FailureInfo, RunEnvironment, RunReport, ScenarioResult
 from drasim.timescale import reported_time_scale
 
 COLLECTOR_KEY = pytest.StashKey["ResultCollector"]()
+CRASHED = "???"
+"""The phase of the report pytest-xdist's controller makes for a test whose worker died."""
+
+
+def crashed_result(report: pytest.TestReport) -> ScenarioResult:
+    """An error entry for a test whose xdist worker died while running it (so its own result
+    never arrived): lost entries would make a crashing driver test look like it never ran."""
+    path, _, name = report.nodeid.partition("::")
+    return ScenarioResult(
+        name=name or path,
+        status="error",
+        file=path,
+        failure=FailureInfo(message=str(report.longrepr)),
+    )
 
 
 class ResultCollector:
@@ -57,9 +72,12 @@ class ResultCollector:
     def add(self, report: pytest.TestReport) -> None:
         """Take the scenario result a test report carries (any phase; the last one wins)."""
         value = getattr(report, RESULT_ATTRIBUTE, None)
-        if not isinstance(value, dict):
+        if isinstance(value, dict):
+            result = ScenarioResult.from_dict(value)
+        elif report.when == CRASHED:
+            result = crashed_result(report)
+        else:
             return
-        result = ScenarioResult.from_dict(value)
         key = report.nodeid
         worker = getattr(getattr(getattr(report, "node", None), "gateway", None), "id", None)
         if self.per_worker and worker:
