@@ -119,16 +119,33 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark items whose required capabilities the driver lacks as skipped, with the reason.
+    """Keep ``--drasim-shard``'s items; mark those whose required capabilities the driver lacks as
+    skipped, with the reason.
 
     Decided at collection time (the capabilities are known from the options), so the
     skip is reported at the scenario's own file and line.
     """
     settings = settings_of(config)
+    if settings.shard is not None:
+        from drasim.runner.shard import in_shard
+
+        keep: list[pytest.Item] = []
+        drop: list[pytest.Item] = []
+        for item in items:
+            (keep if in_shard(shard_row(item), settings.shard) else drop).append(item)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
     for item in items:
         reason = missing_capability_reason(item, settings)
         if reason:
             item.add_marker(pytest.mark.skip(reason=f"drasim: {reason}"))
+
+
+def shard_row(item: pytest.Item) -> str:
+    """The name ``--drasim-shard`` splits by: a scenario item's row name (``name`` or
+    ``name[kubelet-1.34]``, as ``drasim run --shard`` splits), else the node id."""
+    return item.name if isinstance(item, ScenarioItem) else item.nodeid
 
 
 def missing_capability_reason(item: pytest.Item, settings: Settings) -> str:

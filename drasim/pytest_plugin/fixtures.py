@@ -3,7 +3,7 @@
 ``drasim_node`` is a running simulated node (configure it with
 ``@pytest.mark.drasim_node(driver=..., claims=..., objects=..., kubelet=...)``);
 with ``--drasim-driver-cmd`` its first driver is the real driver process.
-Every node has its own ``/tmp/drasim-*`` tree and its HTTP API server (if any)
+Every node has its own ``drasim-*`` tree (under ``/dev/shm`` or ``/tmp``) and its HTTP API server (if any)
 listens on a free port, so tests run in parallel under pytest-xdist.
 """
 

@@ -185,7 +185,7 @@ class DrasimNode:
 
     @property
     def workspace_root(self) -> Path:
-        """The node's directory tree (``/tmp/drasim-*``)."""
+        """The node's directory tree (``/dev/shm/drasim-*`` or ``/tmp/drasim-*``)."""
         return self.world.workspace.root
 
     def kubeconfig(self) -> Path:

@@ -45,6 +45,12 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption(
         "--drasim-report-dir", metavar="DIR", help="write JUnit, JSON and HTML drasim reports here"
     )
+    group.addoption(
+        "--drasim-shard",
+        metavar="K/N",
+        help="run only shard K of N (1 <= K <= N) for N parallel CI jobs: scenario rows split as by "
+        "drasim run --shard, other tests by node id; the rest are deselected",
+    )
     parser.addini("drasim_kubelet_profile", "emulated kubelet profile (name or YAML file)", default="")
     parser.addini("drasim_suite", "built-in scenario suite to collect", default="")
     parser.addini("drasim_report_dir", "directory for drasim's JUnit/JSON/HTML reports", default="")
@@ -85,6 +91,8 @@ class Settings:
     kubeconfig: Path | None = None
     context: str | None = None
     kubelet: str = "emulated"
+    shard: tuple[int, int] | None = None
+    """``--drasim-shard K/N`` as ``(K, N)``."""
 
     @property
     def capabilities(self) -> frozenset[str]:
@@ -172,6 +180,7 @@ def resolve(config: pytest.Config) -> Settings:
         kubeconfig=run.kubeconfig,
         context=run.context,
         kubelet=run.kubelet,
+        shard=_shard(config),
     )
 
 
@@ -226,6 +235,15 @@ def _suite(suite: str | None) -> tuple[str | None, tuple[Path, ...]]:
     if missing:
         raise pytest.UsageError(f"--drasim-suite {suite}: the scenario directory {missing[0]} does not exist")
     return suite, suite_dirs
+
+
+def _shard(config: pytest.Config) -> tuple[int, int] | None:
+    from drasim.runner.shard import parse_shard
+
+    try:
+        return parse_shard(config.getoption("drasim_shard"), "--drasim-shard")
+    except ConfigError as err:
+        raise pytest.UsageError(str(err)) from None
 
 
 def _report_dir(config: pytest.Config) -> Path | None:
