@@ -33,7 +33,8 @@ JOURNAL_TAIL = 15
 _DRASIM = Path(__file__).resolve().parents[1]
 """The drasim package: a failure raised inside it is not located there (only in a test's own code)."""
 SECTION_PREFIX = "drasim "
-"""Every section this module adds is titled ``drasim ...`` (``--show-capture`` filters by title)."""
+"""Every section this module adds is titled ``drasim ...``; with ``-o junit_logging=...`` they are
+the test's captured stdout too, so that pytest's ``--junitxml`` has them in ``<system-out>``."""
 
 
 @dataclass
@@ -80,8 +81,13 @@ def annotate(
         record.setup_duration = report.duration
     step = failing_step(record, error)
     if report.failed:
-        for title, text in failure_sections(item, record, settings, step):
-            report.sections.append((title, text))
+        sections = failure_sections(item, record, settings, step)
+        report.sections.extend(sections)
+        if str(item.config.getini("junit_logging")) not in ("", "no"):
+            # pytest's --junitxml writes <system-out> from the last (teardown) report's
+            # "Captured stdout" sections, which it gathers from the item's sections.
+            text = "".join(f"{title}:\n{body}" for title, body in sections)
+            item.add_report_section(report.when, "stdout", text)
     passed_before = record.reported is None or record.reported.status == "passed"
     decides = (
         (report.when == "setup" and not report.passed)

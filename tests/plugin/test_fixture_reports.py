@@ -167,3 +167,16 @@ def test_a_driver_that_cannot_start_is_a_setup_error_with_its_stderr(pytester: p
     assert entry["status"] == "error"
     assert "this-driver-cannot-start" in entry["stderr"]
     assert entry["failure"]["message"].startswith("setup: drasim_node: setting up the node failed")
+
+
+def test_with_junit_logging_pytests_junitxml_has_the_sections(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(DRIVER_REPO_TESTS)
+    result = pytester.runpytest("-q", "--junitxml=junit.xml", "-o", "junit_logging=all", "-k", "wrong_count")
+    result.assert_outcomes(failed=1)
+    (case,) = ET.parse(pytester.path / "junit.xml").getroot().iter("testcase")
+    out = case.find("system-out")
+    assert out is not None
+    assert out.text is not None
+    assert "Failing step 2: expectCalls {NodePrepareResources: 2}" in out.text
+    assert "step-end 2: expectCalls failed" in out.text
+    assert "python -m pytest" in out.text
