@@ -88,6 +88,7 @@ def drasim_scenario(drasim_settings: Settings) -> Callable[..., Scenario]:
     from drasim.pytest_plugin.harness import build_scenario
 
     def make(name: str = "python-test", **kwargs: Any) -> Scenario:
+        __tracebackhide__ = True  # a bad field is the test's mistake: the traceback ends there
         return drasim_settings.prepare(build_scenario(name, **kwargs))
 
     return make
@@ -136,8 +137,13 @@ def drasim_node(
     from drasim.pytest_plugin.harness import DrasimNode, build_scenario
 
     name = "py-" + "".join(ch if ch.isalnum() else "-" for ch in request.node.name.lower())[:50].strip("-")
-    scenario = drasim_settings.prepare(build_scenario(name, **kwargs))
     problem = ""
+    try:
+        scenario = drasim_settings.prepare(build_scenario(name, **kwargs))
+    except DrasimError as err:
+        problem = f"drasim_node marker: {err}"
+    if problem:
+        pytest.fail(problem, pytrace=False)
     try:
         node = DrasimNode(scenario, drasim_run_options)
     except DrasimError as err:

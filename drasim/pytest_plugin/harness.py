@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from drasim.apiserver import Cluster, MemoryCluster, ObjectStore
-from drasim.errors import DrasimError
+from drasim.errors import DrasimError, ScenarioError
 from drasim.journal import Journal, describe_event
 from drasim.journal.calls import RpcCall
 from drasim.report.diff import unified_diff
@@ -67,6 +67,7 @@ def build_scenario(
     tags: Sequence[str] = (),
 ) -> Scenario:
     """A :class:`Scenario` from Python values, checked by the real loader (errors name the field)."""
+    __tracebackhide__ = True
     spec: dict[str, Any] = {}
     if drivers:
         spec["drivers"] = [dict(d) for d in drivers]
@@ -88,11 +89,15 @@ def build_scenario(
         "spec": spec,
     }
     text = yaml.safe_dump(document, sort_keys=False)
-    return load_text(text, f"<{name}>")[0]
+    try:
+        return load_text(text, f"<{name}>")[0]
+    except ScenarioError as err:  # the loader's frames say nothing more than its message
+        raise err.with_traceback(None) from None
 
 
 def decode_step(spec: Mapping[str, Any], where: str = "<python>") -> Any:
     """One step ``{name: args}`` decoded like a scenario step; ValueError lists the problems."""
+    __tracebackhide__ = True
     decoder = Decoder(where)
     step = decoder.decode_step(dict(spec), "step", Loc(where, 1, 1))
     if step is INVALID or decoder.problems:

@@ -180,3 +180,30 @@ def test_with_junit_logging_pytests_junitxml_has_the_sections(pytester: pytest.P
     assert "Failing step 2: expectCalls {NodePrepareResources: 2}" in out.text
     assert "step-end 2: expectCalls failed" in out.text
     assert "python -m pytest" in out.text
+
+
+def test_mistakes_in_steps_and_scenarios_point_at_the_test(pytester: pytest.Pytester) -> None:
+    """A misspelt step, scenario field or marker value: the message, no drasim frames."""
+    pytester.makepyfile(
+        """
+        import pytest
+
+        def test_bad_step(drasim_node):
+            drasim_node.step({"startPd": {"name": "a"}})
+
+        def test_bad_scenario(drasim_scenario):
+            drasim_scenario("x", claims=[{"nam": "gpu"}])
+
+        @pytest.mark.drasim_node(claims=[{"nam": "gpu"}])
+        def test_bad_marker(drasim_node):
+            pass
+        """
+    )
+    result = pytester.runpytest("-q")
+    result.assert_outcomes(failed=2, errors=1)
+    out = result.stdout.str()
+    assert "unknown step 'startPd'. Did you mean 'startPod'?" in out
+    assert "spec.claims[0]: unknown field 'nam'" in out
+    assert "drasim_node marker: <py-test-bad-marker>:" in out
+    for internal in ("harness.py", "loader.py", "fixtures.py", "Traceback"):
+        assert internal not in out
