@@ -125,3 +125,23 @@ def test_tx_workers_report_to_the_controller(
     assert suite is not None
     assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("7", "2", "1")
     assert sorted(c.get("name") for c in suite.iter("testcase")) == sorted(statuses)
+
+
+def test_dist_each_keeps_every_workers_run(pytester: pytest.Pytester, write: Any, scenario_text: Any) -> None:
+    """``--dist each``: every worker runs every test, and the report has each worker's run."""
+    import sys
+
+    write("drasim_once.yaml", scenario_text("everywhere"))
+    pytester.makepyfile(test_each="def test_node(drasim_node):\n    assert drasim_node.name\n")
+    result = pytester.runpytest_subprocess(
+        "-p", "xdist", "--tx", f"2*popen//python={sys.executable}", "--dist", "each",
+        "--drasim-report-dir", "out",
+    )  # fmt: skip
+    result.assert_outcomes(passed=4)
+    report = json.loads((pytester.path / "out" / "drasim-report.json").read_text())
+    assert sorted(r["name"] for r in report["results"]) == [
+        "everywhere@gw0",
+        "everywhere@gw1",
+        "test_node@gw0",
+        "test_node@gw1",
+    ]
