@@ -54,7 +54,10 @@ class Option:
     pytest: bool = True
     """The pytest plugin has it."""
     ini: bool = True
-    """The pytest plugin has an ini key for it too (the command line wins)."""
+    """The pytest plugin has an ini key for it too (the command line wins; a ``list`` option's
+    ini entries and command-line entries add up)."""
+    ini_name: str | None = None
+    """The ini key when it is not :attr:`dest` (``drasim_capabilities``, one per line)."""
 
     @property
     def pytest_flag(self) -> str:
@@ -63,8 +66,13 @@ class Option:
 
     @property
     def dest(self) -> str:
-        """The pytest option's and ini key's name: ``drasim_time_scale``."""
+        """The pytest option's name: ``drasim_time_scale``."""
         return "drasim_" + self.flag.removeprefix("--").replace("-", "_")
+
+    @property
+    def ini_key(self) -> str:
+        """The pytest ini key: :attr:`dest` unless the row names another."""
+        return self.ini_name or self.dest
 
 
 # ------------------------------------------------------------------ parsers
@@ -195,12 +203,12 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "capabilities",
         "--capability",
-        "with a driver command: something the driver supports (e.g. health; repeatable or comma-separated); "
+        "with --driver-cmd: something the driver supports (e.g. health; repeatable or comma-separated); "
         "scenarios needing capabilities the driver lacks are skipped with the reason",
         metavar="CAP",
         kind="list",
         parse=capability_name,
-        pytest=False,  # the pytest plugin checks names against the conformance catalogue (its own option)
+        ini_name="drasim_capabilities",
     ),
     Option(
         "time_scale",
@@ -333,7 +341,7 @@ def add_pytest_options(group: Any, parser: Any) -> None:
             group.addoption(option.pytest_flag, dest=option.dest, metavar=option.metavar, help=text)
         if option.ini:
             kind = "linelist" if option.kind == "list" else None
-            parser.addini(option.dest, text, type=kind, default=[] if kind else "")
+            parser.addini(option.ini_key, text, type=kind, default=[] if kind else "")
 
 
 def build_run_options(
@@ -384,10 +392,10 @@ def build_run_options(
 
 
 def _driver_problem(fields: Mapping[str, Any], flag: Callable[[str], str]) -> str | None:
-    """The driver options that contradict each other: with a driver command no fake plugin runs
-    (so an injected fake-plugin bug would be ignored); a driver name and capabilities describe the
-    driver command (the pytest plugin's capabilities are its own option: they also describe the
-    fake driver to the conformance catalogue)."""
+    """The driver options that contradict each other, one rule for both front ends: with a driver
+    command no fake plugin runs (so an injected fake-plugin bug would be ignored); a driver name
+    and capabilities describe the driver command, so without one they are an error (there is
+    nothing to declare for the fake plugin: it has every capability drasim knows)."""
     cmd = flag("driver_cmd")
     if "driver_cmd" in fields:
         if "bugs" in fields:

@@ -40,14 +40,7 @@ def add_shard_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:
-    """``"2/4"`` -> ``(2, 4)``; a ConfigError for anything else."""
-    from drasim.errors import ConfigError
+    """``"2/4"`` -> ``(2, 4)``; a ConfigError for anything else (:func:`drasim.runner.shard.parse_shard`)."""
+    from drasim.runner.shard import parse_shard as parse
 
-    if text is None:
-        return None
-    k, slash, n = text.partition("/")
-    if slash and k.strip().isdigit() and n.strip().isdigit():
-        shard = (int(k), int(n))
-        if 1 <= shard[0] <= shard[1] <= 1000:
-            return shard
-    raise ConfigError(f"--shard: expected K/N with 1 <= K <= N <= 1000 (e.g. 2/4), got {text!r}")
+    return parse(text, "--shard")

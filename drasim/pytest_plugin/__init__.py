@@ -5,7 +5,8 @@
   the kubelet profile, a built-in suite and a report directory (:mod:`.options`).
 - ``@pytest.mark.drasim_requires("health")`` skips a test when the driver lacks a
   capability; scenario items get that marker from what they use.
-- Fixtures for tests written in Python live in :mod:`.fixtures`.
+- Fixtures for tests written in Python live in :mod:`.fixtures`; a failing test that used
+  them gets a scenario's failure details, and the report directory lists it (:mod:`.pyitems`).
 
 docs/pytest-plugin.md shows the whole surface with examples.
 """
@@ -17,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from drasim.conformance import FAKE_PLUGIN, skip_reason
+from drasim.conformance import FAKE_PLUGIN, PROXY, skip_reason
 from drasim.grpc_logging import quiet_grpc_logs
-from drasim.pytest_plugin.collect import ScenarioFile, ScenarioItem, matches
+from drasim.pytest_plugin.collect import RESULT_ATTRIBUTE, ScenarioFile, ScenarioItem, matches
 from drasim.pytest_plugin.fixtures import (
     drasim_api_server,
     drasim_control_plane,
@@ -34,6 +35,7 @@ from drasim.pytest_plugin.fixtures import (
     drasim_settings,
 )
 from drasim.pytest_plugin.options import SETTINGS_KEY, Settings, add_options, resolve, settings_of
+from drasim.pytest_plugin.pyitems import annotate, uses_drasim
 from drasim.pytest_plugin.reports import COLLECTOR_KEY, ResultCollector
 from drasim.report.model import ScenarioResult
 
@@ -52,6 +54,7 @@ __all__ = [
     "drasim_scenario",
     "drasim_settings",
 ]
+FIXTURE_NAMES = frozenset(__all__)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -73,7 +76,11 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     settings = resolve(config)
     config.stash[SETTINGS_KEY] = settings
-    collector = ResultCollector(settings, is_worker=hasattr(config, "workerinput"))
+    collector = ResultCollector(
+        settings,
+        is_worker=hasattr(config, "workerinput"),
+        per_worker=config.getoption("dist", "no") == "each",
+    )
     config.stash[COLLECTOR_KEY] = collector
     config.pluginmanager.register(collector, "drasim-report-collector")
     if settings.suite_dirs:
@@ -112,16 +119,33 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark items whose required capabilities the driver lacks as skipped, with the reason.
+    """Keep ``--drasim-shard``'s items; mark those whose required capabilities the driver lacks as
+    skipped, with the reason.
 
     Decided at collection time (the capabilities are known from the options), so the
     skip is reported at the scenario's own file and line.
     """
     settings = settings_of(config)
+    if settings.shard is not None:
+        from drasim.runner.shard import in_shard
+
+        keep: list[pytest.Item] = []
+        drop: list[pytest.Item] = []
+        for item in items:
+            (keep if in_shard(shard_row(item), settings.shard) else drop).append(item)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
     for item in items:
         reason = missing_capability_reason(item, settings)
         if reason:
             item.add_marker(pytest.mark.skip(reason=f"drasim: {reason}"))
+
+
+def shard_row(item: pytest.Item) -> str:
+    """The name ``--drasim-shard`` splits by: a scenario item's row name (``name`` or
+    ``name[kubelet-1.34]``, as ``drasim run --shard`` splits), else the node id."""
+    return item.name if isinstance(item, ScenarioItem) else item.nodeid
 
 
 def missing_capability_reason(item: pytest.Item, settings: Settings) -> str:
@@ -142,7 +166,7 @@ def missing_capability_reason(item: pytest.Item, settings: Settings) -> str:
         reason = "; ".join(parts)
     else:
         reason = "; ".join(f"{label} lacks capability {c!r}" for c in missing)
-    if settings.driver_cmd and FAKE_PLUGIN not in missing:  # declaring cannot grant fake-plugin
+    if settings.driver_cmd and not set(missing) & {FAKE_PLUGIN, PROXY}:  # declaring grants neither
         reason += " (declare what the driver supports with --drasim-capability)"
     if isinstance(item, ScenarioItem):
         item.record(ScenarioResult.of(item.scenario, "skipped", skip_reason=reason))
@@ -150,11 +174,17 @@ def missing_capability_reason(item: pytest.Item, settings: Settings) -> str:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    """Hook: a scenario item's report carries its result for the report directory."""
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Hook: a scenario item's report carries its result for the report directory; a Python
+    test that used drasim's fixtures gets a scenario's failure sections and a result too."""
     report = yield
     if isinstance(item, ScenarioItem):
         item.attach_result(report)
+    elif uses_drasim(item, FIXTURE_NAMES):
+        error = call.excinfo.value if call.excinfo is not None else None
+        annotate(item, report, error, settings_of(item.config), RESULT_ATTRIBUTE)
     return report
 
 

@@ -3,7 +3,7 @@
 ``drasim_node`` is a running simulated node (configure it with
 ``@pytest.mark.drasim_node(driver=..., claims=..., objects=..., kubelet=...)``);
 with ``--drasim-driver-cmd`` its first driver is the real driver process.
-Every node has its own ``/tmp/drasim-*`` tree and its HTTP API server (if any)
+Every node has its own ``drasim-*`` tree (under ``/dev/shm`` or ``/tmp``) and its HTTP API server (if any)
 listens on a free port, so tests run in parallel under pytest-xdist.
 """
 
@@ -16,6 +16,7 @@ import pytest
 
 from drasim.pytest_plugin.factory import PodClaimFactory
 from drasim.pytest_plugin.options import Settings, settings_of
+from drasim.pytest_plugin.pyitems import record_of
 
 if TYPE_CHECKING:  # the runner is imported when a fixture is used, not when pytest starts
     from drasim.controlplane import ControlPlane
@@ -68,10 +69,10 @@ def drasim_kubelet_version(request: pytest.FixtureRequest, drasim_settings: Sett
     ``drasim_run`` or this fixture runs once per version (ids ``[kubelet-1.33]``, ...).
     """
     param = getattr(request, "param", None)
-    if isinstance(param, str):
-        return param
     versions = drasim_settings.kubelet_versions
-    return versions[0] if len(versions) == 1 else None
+    version = param if isinstance(param, str) else versions[0] if len(versions) == 1 else None
+    record_of(request.node).kubelet_version = version
+    return version
 
 
 @pytest.fixture
@@ -87,6 +88,7 @@ def drasim_scenario(drasim_settings: Settings) -> Callable[..., Scenario]:
     from drasim.pytest_plugin.harness import build_scenario
 
     def make(name: str = "python-test", **kwargs: Any) -> Scenario:
+        __tracebackhide__ = True  # a bad field is the test's mistake: the traceback ends there
         return drasim_settings.prepare(build_scenario(name, **kwargs))
 
     return make
@@ -94,20 +96,24 @@ def drasim_scenario(drasim_settings: Settings) -> Callable[..., Scenario]:
 
 @pytest.fixture
 def drasim_run(
-    drasim_settings: Settings, drasim_run_options: RunOptions
+    request: pytest.FixtureRequest, drasim_settings: Settings, drasim_run_options: RunOptions
 ) -> Callable[[Scenario], ScenarioResult]:
     """``run(scenario) -> ScenarioResult``: a whole scenario in a fresh node, as ``drasim run`` does."""
     from drasim.conformance import real_driver_skip_reason
     from drasim.report.model import RESULTS
     from drasim.runner.run import run_scenario
 
+    record = record_of(request.node)
+
     def run(scenario: Scenario) -> ScenarioResult:
-        return run_scenario(
+        result = run_scenario(
             drasim_settings.prepare(scenario),
             drasim_run_options,
             results=RESULTS,
             real_driver_skip=real_driver_skip_reason,
         )
+        record.runs.append(result)  # a failing test shows the failures of the scenarios it ran
+        return result
 
     return run
 
@@ -127,12 +133,30 @@ def drasim_node(
                 pytrace=False,
             )
         kwargs.update(mark.kwargs)
+    from drasim.errors import DrasimError
     from drasim.pytest_plugin.harness import DrasimNode, build_scenario
 
     name = "py-" + "".join(ch if ch.isalnum() else "-" for ch in request.node.name.lower())[:50].strip("-")
-    scenario = drasim_settings.prepare(build_scenario(name, **kwargs))
-    node = DrasimNode(scenario, drasim_run_options)
-    node.start()
+    problem = ""
+    try:
+        scenario = drasim_settings.prepare(build_scenario(name, **kwargs))
+    except DrasimError as err:
+        problem = f"drasim_node marker: {err}"
+    if problem:
+        pytest.fail(problem, pytrace=False)
+    try:
+        node = DrasimNode(scenario, drasim_run_options)
+    except DrasimError as err:
+        problem = f"drasim_node: cannot build the node: {err}"
+    if problem:
+        pytest.fail(problem, pytrace=False)
+    record_of(request.node).nodes.append(node)  # the failure sections read its journal and driver output
+    try:
+        node.start()
+    except DrasimError as err:  # the driver's output and the journal tail are in the report's sections
+        problem = f"drasim_node: setting up the node failed: {err}"
+    if problem:
+        pytest.fail(problem, pytrace=False)
     try:
         yield node
     finally:

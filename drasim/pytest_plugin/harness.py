@@ -8,15 +8,17 @@ and a YAML scenario mean exactly the same thing.
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from drasim.apiserver import Cluster, MemoryCluster, ObjectStore
-from drasim.errors import DrasimError
+from drasim.errors import DrasimError, ScenarioError
 from drasim.journal import Journal, describe_event
 from drasim.journal.calls import RpcCall
 from drasim.report.diff import unified_diff
@@ -37,6 +39,21 @@ class StepAssertionError(AssertionError):
     """A step run from Python did not do what it should (the scenario's StepFailure, as an assert)."""
 
 
+@dataclass
+class FailedStep:
+    """The step of a Python test that did not hold: what a YAML scenario's failure shows."""
+
+    index: int
+    """Counted from 1 over the node's steps, as the journal's ``step`` events count."""
+    text: str
+    message: str
+    expected: Any = None
+    actual: Any = None
+    similar: list[dict[str, Any]] = field(default_factory=list)
+    error: StepAssertionError | None = None
+    """What :meth:`DrasimNode.step` raised for it (a test that caught it failed for another reason)."""
+
+
 def build_scenario(
     name: str = "python-test",
     *,
@@ -50,6 +67,7 @@ def build_scenario(
     tags: Sequence[str] = (),
 ) -> Scenario:
     """A :class:`Scenario` from Python values, checked by the real loader (errors name the field)."""
+    __tracebackhide__ = True
     spec: dict[str, Any] = {}
     if drivers:
         spec["drivers"] = [dict(d) for d in drivers]
@@ -71,11 +89,15 @@ def build_scenario(
         "spec": spec,
     }
     text = yaml.safe_dump(document, sort_keys=False)
-    return load_text(text, f"<{name}>")[0]
+    try:
+        return load_text(text, f"<{name}>")[0]
+    except ScenarioError as err:  # the loader's frames say nothing more than its message
+        raise err.with_traceback(None) from None
 
 
 def decode_step(spec: Mapping[str, Any], where: str = "<python>") -> Any:
     """One step ``{name: args}`` decoded like a scenario step; ValueError lists the problems."""
+    __tracebackhide__ = True
     decoder = Decoder(where)
     step = decoder.decode_step(dict(spec), "step", Loc(where, 1, 1))
     if step is INVALID or decoder.problems:
@@ -95,9 +117,13 @@ class DrasimNode:
         self.world: World = open_world(scenario, options or RunOptions())
         self.session = StepSession(self.world)
         """Runs the steps, as ``drasim run`` and ``drasim explore`` do (journaled, with their windows)."""
+        self.failed_step: FailedStep | None = None
+        """The last step that did not hold (the pytest plugin reports it like a scenario's)."""
+        self._final_output: tuple[str, str] | None = None
 
     def start(self) -> DrasimNode:
         """Set the node up (drivers registered, kubelet running); cleans up on failure."""
+        __tracebackhide__ = True
         try:
             self.world.setup()
         except BaseException:
@@ -106,8 +132,29 @@ class DrasimNode:
         return self
 
     def close(self) -> None:
-        """Stop everything and remove the workspace (never raises)."""
+        """Stop everything and remove the workspace (never raises).
+
+        Driver processes end first and what they wrote is kept: :meth:`driver_output` still
+        answers afterwards (the workspace with their logs is gone).
+        """
+        if self._final_output is None:
+            with contextlib.suppress(Exception):
+                self.world.shut_down()
+            self._final_output = self.driver_output()
         self.world.teardown()
+
+    def driver_output(self) -> tuple[str, str]:
+        """The (stdout, stderr) tails of the driver processes ('' for in-process fake drivers)."""
+        if self._final_output is not None:
+            return self._final_output
+        outs: list[str] = []
+        errs: list[str] = []
+        for handle in self.world.fleet.drivers.values():
+            with contextlib.suppress(Exception):
+                out, err = handle.output()
+                outs.append(out)
+                errs.append(err)
+        return "".join(outs), "".join(errs)
 
     def __enter__(self) -> DrasimNode:
         return self.start()
@@ -143,7 +190,7 @@ class DrasimNode:
 
     @property
     def workspace_root(self) -> Path:
-        """The node's directory tree (``/tmp/drasim-*``)."""
+        """The node's directory tree (``/dev/shm/drasim-*`` or ``/tmp/drasim-*``)."""
         return self.world.workspace.root
 
     def kubeconfig(self) -> Path:
@@ -156,6 +203,7 @@ class DrasimNode:
 
         Expectations that do not hold raise :class:`StepAssertionError` with the expected-vs-actual diff.
         """
+        __tracebackhide__ = True  # a failure points at the test's line, not into drasim
         step = decode_step(spec)
         try:
             self.session.run(step)
@@ -163,17 +211,35 @@ class DrasimNode:
             text = failure.message
             if failure.expected is not None or failure.actual is not None:
                 text += "\nExpected vs actual:\n" + unified_diff(failure.expected, failure.actual)
-            raise StepAssertionError(f"{describe_step(step)}: {text}") from None
+            raise self._failed(step, failure.message, text, failure) from None
         except DrasimError as err:
-            raise StepAssertionError(f"{describe_step(step)}: {err}") from None
+            raise self._failed(step, str(err), str(err)) from None
+
+    def _failed(
+        self, step: Any, message: str, text: str, failure: StepFailure | None = None
+    ) -> StepAssertionError:
+        """Remember the failing step and make the error to raise for it."""
+        error = StepAssertionError(f"{describe_step(step)}: {text}")
+        self.failed_step = FailedStep(
+            index=(self.session.index or 0) + 1,
+            text=describe_step(step),
+            message=message,
+            expected=failure.expected if failure else None,
+            actual=failure.actual if failure else None,
+            similar=list(failure.similar) if failure else [],
+            error=error,
+        )
+        return error
 
     def steps(self, *specs: Mapping[str, Any]) -> None:
         """Run several steps in order."""
+        __tracebackhide__ = True
         for spec in specs:
             self.step(spec)
 
     def create(self, *objects: Mapping[str, Any]) -> list[Any]:
         """Create manifests (``$(DRIVER)`` and ``$(NODE)`` expanded) as the test runner."""
+        __tracebackhide__ = True
         return [self.api.create(self.world.api.expand(dict(obj))) for obj in objects]
 
 
@@ -227,7 +293,11 @@ class ApiServerHarness:
 
 
 class JournalAssertions:
-    """Assertions over a node's journal, with the journal tail in every failure message."""
+    """Assertions over a node's journal.
+
+    Their failures name what was missing; the pytest plugin adds the journal tail, the driver's
+    output and a reproduce line to the failing test's report (:mod:`drasim.pytest_plugin.pyitems`).
+    """
 
     def __init__(self, journal: Journal) -> None:
         self.journal = journal
@@ -244,35 +314,35 @@ class JournalAssertions:
         self, method: str, count: int, *, claim: str = "", driver: str | None = None, since: int = 0
     ) -> list[RpcCall]:
         """Exactly ``count`` calls of ``method`` (carrying ``claim``, ``name`` or ``namespace/name``)."""
+        __tracebackhide__ = True
         key = claim if "/" in claim or not claim else f"default/{claim}"
         calls = [c for c in self.calls(method, driver=driver, since=since) if not key or key in c.claim_keys]
         if len(calls) != count:
             what = f"{method} calls" + (f" for claim {key}" if key else "")
-            raise AssertionError(f"expected {count} {what}, found {len(calls)}\n{self._tail()}")
+            raise AssertionError(f"expected {count} {what}, found {len(calls)}")
         return calls
 
     def assert_event(self, kind: str, *, since: int = 0, **match: Any) -> dict[str, Any]:
         """The first journal event of ``kind`` whose fields equal ``match``."""
+        __tracebackhide__ = True
         events = self.journal.events(kind, since_seq=since, **match)
         if not events:
             shown = ", ".join(f"{k}={v!r}" for k, v in match.items())
-            raise AssertionError(f"no {kind} event with {shown or 'any fields'}\n{self._tail()}")
+            raise AssertionError(f"no {kind} event with {shown or 'any fields'}")
         return dict(events[0])
 
     def assert_no_event(self, kind: str, *, since: int = 0, **match: Any) -> None:
         """No journal event of ``kind`` matches ``match``."""
+        __tracebackhide__ = True
         events = self.journal.events(kind, since_seq=since, **match)
         if events:
-            raise AssertionError(f"unexpected event: {describe_event(events[0])}\n{self._tail()}")
+            raise AssertionError(f"unexpected event: {describe_event(events[0])}")
 
     def wait_for(self, kind: str, *, timeout: float = 10.0, since: int = 0, **match: Any) -> dict[str, Any]:
         """Block until a matching event exists (no sleeping: the journal signals new events)."""
+        __tracebackhide__ = True
         event = self.journal.wait_for(timeout, kind, since_seq=since, **match)
         if event is None:
             shown = ", ".join(f"{k}={v!r}" for k, v in match.items())
-            raise AssertionError(f"no {kind} event with {shown} within {timeout:g}s\n{self._tail()}")
+            raise AssertionError(f"no {kind} event with {shown} within {timeout:g}s")
         return dict(event)
-
-    def _tail(self) -> str:
-        lines = [describe_event(e) for e in self.journal.tail(15)]
-        return "journal tail:\n" + "\n".join(f"  {line}" for line in lines)

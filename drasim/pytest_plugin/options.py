@@ -16,7 +16,7 @@ from drasim.conformance import FAKE_PLUGIN, KNOWN_CAPABILITIES, PROXY, SUITES, s
 from drasim.conformance.driver_options import anchored_command
 from drasim.errors import ConfigError
 from drasim.limits import DEFAULT_SCENARIO_TIMEOUT
-from drasim.optiontable import OPTIONS, add_pytest_options, build_run_options, capability_name
+from drasim.optiontable import OPTIONS, add_pytest_options, build_run_options
 from drasim.pytest_plugin.profile import NAMED_PROFILES, ProfileOverride, load_profile
 
 if TYPE_CHECKING:
@@ -46,16 +46,14 @@ def add_options(parser: pytest.Parser) -> None:
         "--drasim-report-dir", metavar="DIR", help="write JUnit, JSON and HTML drasim reports here"
     )
     group.addoption(
-        "--drasim-capability",
-        action="append",
-        default=[],
-        metavar="CAP",
-        help=f"a capability the driver under test has (repeatable; known: {', '.join(KNOWN_CAPABILITIES)})",
+        "--drasim-shard",
+        metavar="K/N",
+        help="run only shard K of N (1 <= K <= N) for N parallel CI jobs: scenario rows split as by "
+        "drasim run --shard, other tests by node id; the rest are deselected",
     )
     parser.addini("drasim_kubelet_profile", "emulated kubelet profile (name or YAML file)", default="")
     parser.addini("drasim_suite", "built-in scenario suite to collect", default="")
     parser.addini("drasim_report_dir", "directory for drasim's JUnit/JSON/HTML reports", default="")
-    parser.addini("drasim_capabilities", "capabilities of the driver under test", type="linelist", default=[])
     parser.addini(
         "drasim_scenario_globs",
         "scenario file globs (relative to drasim_root; a glob without '/' matches file names anywhere)",
@@ -75,6 +73,8 @@ class Settings:
     driver_name: str | None = None
     proxy: bool = True
     profile: ProfileOverride | None = None
+    profile_source: str | None = None
+    """``--drasim-kubelet-profile`` as a name or an absolute file path (for reproduce lines)."""
     suite: str | None = None
     suite_dirs: tuple[Path, ...] = ()
     report_dir: Path | None = None
@@ -91,6 +91,8 @@ class Settings:
     kubeconfig: Path | None = None
     context: str | None = None
     kubelet: str = "emulated"
+    shard: tuple[int, int] | None = None
+    """``--drasim-shard K/N`` as ``(K, N)``."""
 
     @property
     def capabilities(self) -> frozenset[str]:
@@ -161,12 +163,13 @@ def resolve(config: pytest.Config) -> Settings:
         driver_name=run.driver_name,
         proxy=run.proxy,
         profile=_profile(config),
+        profile_source=_profile_source(config),
         suite=suite,
         suite_dirs=suite_dirs,
         report_dir=_report_dir(config),
         time_scale=run.time_scale,
         scenario_timeout=run.scenario_timeout,
-        declared_capabilities=_capabilities(config),
+        declared_capabilities=frozenset(run.capabilities),
         globs=tuple(str(g) for g in config.getini("drasim_scenario_globs")),
         root=root.resolve(),
         keep_workspace=run.keep_workspace,
@@ -177,6 +180,7 @@ def resolve(config: pytest.Config) -> Settings:
         kubeconfig=run.kubeconfig,
         context=run.context,
         kubelet=run.kubelet,
+        shard=_shard(config),
     )
 
 
@@ -188,7 +192,10 @@ def _run_options(config: pytest.Config) -> RunOptions:
     for option in OPTIONS:
         if not option.pytest:
             continue
-        if option.kind in ("flag", "off") or not option.ini:
+        if option.kind == "list" and option.ini:  # the ini file's entries, then the command line's
+            values[option.field] = [*config.getini(option.ini_key), *config.getoption(option.dest)]
+            bases[option.field] = Path(config.invocation_params.dir)
+        elif option.kind in ("flag", "off") or not option.ini:
             values[option.field] = config.getoption(option.dest)
             bases[option.field] = Path(config.invocation_params.dir)
         else:
@@ -211,6 +218,13 @@ def _profile(config: pytest.Config) -> ProfileOverride | None:
         raise pytest.UsageError(f"--drasim-kubelet-profile: {err}") from None
 
 
+def _profile_source(config: pytest.Config) -> str | None:
+    value, base = _value(config, "drasim_kubelet_profile")
+    if value is None or value in NAMED_PROFILES:
+        return value
+    return str((base / value).resolve())
+
+
 def _suite(suite: str | None) -> tuple[str | None, tuple[Path, ...]]:
     if suite is None:
         return None, ()
@@ -223,6 +237,15 @@ def _suite(suite: str | None) -> tuple[str | None, tuple[Path, ...]]:
     return suite, suite_dirs
 
 
+def _shard(config: pytest.Config) -> tuple[int, int] | None:
+    from drasim.runner.shard import parse_shard
+
+    try:
+        return parse_shard(config.getoption("drasim_shard"), "--drasim-shard")
+    except ConfigError as err:
+        raise pytest.UsageError(str(err)) from None
+
+
 def _report_dir(config: pytest.Config) -> Path | None:
     value, base = _value(config, "drasim_report_dir")
     if value is None:
@@ -231,17 +254,6 @@ def _report_dir(config: pytest.Config) -> Path | None:
     if report_dir.exists() and not report_dir.is_dir():
         raise pytest.UsageError(f"--drasim-report-dir: {report_dir} exists and is not a directory")
     return report_dir
-
-
-def _capabilities(config: pytest.Config) -> frozenset[str]:
-    declared = [*config.getini("drasim_capabilities"), *config.getoption("drasim_capability")]
-    capabilities = [c.strip() for item in declared for c in str(item).split(",") if c.strip()]
-    try:
-        for name in capabilities:
-            capability_name(name)  # the check of drasim run's --capability
-    except ConfigError as err:
-        raise pytest.UsageError(f"--drasim-capability{err}") from None
-    return frozenset(capabilities)
 
 
 def settings_of(config: Any) -> Settings:

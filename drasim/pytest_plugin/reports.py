@@ -1,10 +1,13 @@
-"""``--drasim-report-dir``: drasim's JUnit, JSON and HTML reports of the scenarios pytest ran.
+"""``--drasim-report-dir``: drasim's JUnit, JSON and HTML reports of what pytest ran with drasim.
 
-Each scenario item puts its :class:`ScenarioResult` (JSON form) on its test report
-as the ``drasim_result`` attribute, which pytest-xdist ships from the workers to the
-controller (and which, unlike ``user_properties``, stays out of ``--junitxml``); the
-controller (or a plain pytest run) gathers them here and writes the files when the
-session ends. Workers never write.
+That is every scenario item and every Python test that used one of drasim's fixtures
+(:mod:`.pyitems`). Each puts its :class:`ScenarioResult` (JSON form) on its test report as the
+``drasim_result`` attribute, which pytest-xdist ships from the workers to the controller, local
+(``-n``) or remote (``--tx``) alike (and which, unlike ``user_properties``, stays out of
+``--junitxml``); the controller (or a plain pytest run) gathers them here, one entry per node
+id (the last phase's), and writes the files when the session ends. Workers never write. With
+``--dist each`` every worker runs every test, so there the entries are per node id and worker.
+A test whose worker died is an error entry (xdist's report of the crash carries no result).
 """
 
 from __future__ import annotations
@@ -20,18 +23,34 @@ from drasim.pytest_plugin.options import REPORT_NAMES, Settings
 from drasim.report.html import write_html
 from drasim.report.json_report import write_json
 from drasim.report.junit import write_junit
-from drasim.report.model import RunEnvironment, RunReport, ScenarioResult
+from drasim.report.model import FailureInfo, RunEnvironment, RunReport, ScenarioResult
 from drasim.timescale import reported_time_scale
 
 COLLECTOR_KEY = pytest.StashKey["ResultCollector"]()
+CRASHED = "???"
+"""The phase of the report pytest-xdist's controller makes for a test whose worker died."""
+
+
+def crashed_result(report: pytest.TestReport) -> ScenarioResult:
+    """An error entry for a test whose xdist worker died while running it (so its own result
+    never arrived): lost entries would make a crashing driver test look like it never ran."""
+    path, _, name = report.nodeid.partition("::")
+    return ScenarioResult(
+        name=name or path,
+        status="error",
+        file=path,
+        failure=FailureInfo(message=str(report.longrepr)),
+    )
 
 
 class ResultCollector:
     """Results by node id, in the order they finished."""
 
-    def __init__(self, settings: Settings, *, is_worker: bool = False) -> None:
+    def __init__(self, settings: Settings, *, is_worker: bool = False, per_worker: bool = False) -> None:
         self.settings = settings
         self.is_worker = is_worker
+        self.per_worker = per_worker
+        """``--dist each``: the same test from each worker is its own entry."""
         self.results: dict[str, ScenarioResult] = {}
         self.written: list[Path] = []
         self.started = time.monotonic()
@@ -54,7 +73,17 @@ class ResultCollector:
         """Take the scenario result a test report carries (any phase; the last one wins)."""
         value = getattr(report, RESULT_ATTRIBUTE, None)
         if isinstance(value, dict):
-            self.results[report.nodeid] = ScenarioResult.from_dict(value)
+            result = ScenarioResult.from_dict(value)
+        elif report.when == CRASHED:
+            result = crashed_result(report)
+        else:
+            return
+        key = report.nodeid
+        worker = getattr(getattr(getattr(report, "node", None), "gateway", None), "id", None)
+        if self.per_worker and worker:
+            key = f"{key}@{worker}"
+            result.name = f"{result.name}@{worker}"
+        self.results[key] = result
 
     def write(self, duration: float) -> list[Path]:
         """Write the three reports into the report directory; returns their paths."""

@@ -146,3 +146,22 @@ def test_driver_already_dead_at_kubelet_start_is_reported_with_status_and_output
     assert result["failure"]["stepIndex"] is None  # no step ran
     exited = [e for e in _process_events(result) if e["action"] == "exited"]
     assert [(e["returncode"], e["stderr_tail"]) for e in exited] == [(1, "no GPU found\n")]
+
+
+def test_the_fake_plugin_process_takes_a_bug_on_its_command_line(tmp_path: Path, driver_cmd: str) -> None:
+    """``python -m fake_plugins --bug no-cdi-spec`` (no behaviour file): the conformance round trip,
+    which passes against the plain process, catches the bug."""
+    report_path = tmp_path / "report.json"
+    scenario = str(CONFORMANCE / "prepare-unprepare-round-trip.yaml")
+    code = main(
+        ["run", scenario, "--driver-cmd", driver_cmd + " --bug no-cdi-spec", "--json", str(report_path)]
+    )
+    assert code == 1
+    (result,) = json.loads(report_path.read_text())["results"]
+    assert result["status"] == "failed"
+    assert result["failure"]["stepText"].startswith("expectCdiSpecs {resolvable: true}")
+    assert (
+        "unresolved: pod default/a container ctr: gpu.example.com/gpu=gpu-0" in result["failure"]["message"]
+    )
+    started = _process_events(result)[0]["argv"]
+    assert started[-2:] == ["--bug", "no-cdi-spec"]

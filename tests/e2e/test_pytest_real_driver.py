@@ -51,6 +51,8 @@ def test_without_the_proxy_plugin_faults_are_skipped(pytester: pytest.Pytester, 
     )  # fmt: skip
     result.assert_outcomes(skipped=1)
     assert "injects a plugin fault" in result.stdout.str()
+    # Declaring 'proxy' would not help (only the proxy grants it), so no hint to declare it.
+    assert "declare what the driver supports" not in result.stdout.str()
 
 
 def test_node_fixture_drives_a_driver_process(pytester: pytest.Pytester, driver_cmd: str) -> None:

@@ -76,7 +76,15 @@ def test_requires_tag(pytester: pytest.Pytester, write: Any) -> None:
     skipped.stdout.fnmatch_lines(
         ["*the fake plugin lacks capability 'gpu-sharing' (tagged 'requires:gpu-sharing')*"]
     )
-    pytester.runpytest("-q", "--drasim-capability", "gpu-sharing").assert_outcomes(passed=1)
+    # Declared for a driver command, the tag no longer skips: the scenario runs (and fails here,
+    # as this driver command does not exist). Without a driver command declaring is an error
+    # (tests/plugin/test_one_validation.py).
+    declared = pytester.runpytest(
+        "-q", "--drasim-driver-cmd", NEVER_STARTED, "--drasim-capability", "gpu-sharing"
+    )
+    declared.assert_outcomes(failed=1)
+    assert "lacks capability" not in declared.stdout.str()
+    declared.stdout.fnmatch_lines(["*cannot start driver command /nonexistent/driver*"])
 
 
 def test_marker_on_python_tests(pytester: pytest.Pytester) -> None:

@@ -237,3 +237,20 @@ def test_run_help_lists_the_bug_names(capsys: pytest.CaptureFixture[str]):
         main(["run", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())
     assert all(bug in help_text for bug in BUGS)
+
+
+def test_the_fake_plugin_process_help_lists_the_bug_names() -> None:
+    """``python -m fake_plugins --help``, run as a program."""
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-m", "fake_plugins", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    help_text = " ".join(result.stdout.split())
+    assert "--bug NAME" in help_text
+    assert all(bug in help_text for bug in BUGS)
