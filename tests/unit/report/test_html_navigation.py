@@ -6,6 +6,7 @@ Every check parses the generated page with :mod:`html.parser`.
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from dataclasses import dataclass, field
@@ -334,3 +335,58 @@ def test_the_filter_script_is_valid_javascript(tmp_path: Path) -> None:
     command = ["node", "--check", str(script)]
     done = subprocess.run(command, check=False, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed: the script is not run")
+def test_the_filter_hides_by_status_and_text_and_dims_other_rows(report: RunReport, tmp_path: Path) -> None:
+    """The real script, run by node against the page's own attributes (a minimal DOM stand-in)."""
+    root, _ = parse(render_html(report))
+    page = {
+        "statuses": list(STATUSES),
+        "sections": [
+            {
+                "id": s.attrs["id"],
+                "status": s.attrs["data-status"],
+                "text": s.attrs["data-text"],
+                "rows": [
+                    {"text": r.attrs["data-text"], "classes": r.classes}
+                    for r in s.walk()
+                    if r.tag == "details" and "ev" in r.classes
+                ],
+            }
+            for s in sections(root)
+        ],
+        "actions": [{"uncheck": "passed"}, {"text": "  DEFAULT/P1 "}, {"text": ""}, {"text": "nothing-x"}],
+    }
+    (tmp_path / "page.json").write_text(json.dumps(page))
+    (tmp_path / "filter.js").write_text(SCRIPT)
+    harness = Path(__file__).parent / "js" / "filter_harness.js"
+    command = ["node", str(harness), str(tmp_path / "page.json"), str(tmp_path / "filter.js")]
+    done = subprocess.run(command, check=False, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    states = json.loads(done.stdout)
+    ids = [s["id"] for s in page["sections"]]
+    by_name = {s["text"].split(" ")[0]: s["id"] for s in page["sections"]}
+    retried = by_name["unprepare-is-retried"]
+    # at start everything is shown
+    assert states[0] == {
+        "hidden": [],
+        "hiddenRows": [],
+        "dimmed": [0] * len(ids),
+        "count": "5 of 5 scenarios shown",
+    }
+    # status: the passed ones are hidden, with their summary rows
+    passed = [s["id"] for s in page["sections"] if s["status"] == "passed"]
+    assert sorted(states[1]["hidden"]) == sorted(passed)
+    assert sorted(states[1]["hiddenRows"]) == sorted(f"row-{i}" for i in passed)
+    assert states[1]["count"] == "3 of 5 scenarios shown"
+    # and a pod, in any case: only the failed scenario names it; its rows that do not are dimmed
+    assert sorted(states[2]["hidden"]) == sorted(i for i in ids if i != retried)
+    assert states[2]["count"] == "1 of 5 scenarios shown"
+    rows = page["sections"][ids.index(retried)]["rows"]
+    steps = sum("step" in r["classes"] for r in rows)
+    assert 0 < states[2]["dimmed"][ids.index(retried)] < len(rows) - steps
+    # the text cleared: the status filter alone again, nothing dimmed
+    assert states[3] == states[1]
+    # a word nothing has
+    assert states[4]["count"] == "0 of 5 scenarios shown"
