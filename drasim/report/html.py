@@ -73,8 +73,9 @@ details.ev>pre{position:relative;z-index:1;margin:0 2em .5em;border:1px solid #d
 .lines{position:absolute;top:2em;bottom:0;left:4.5em;right:0}
 .lines .life{top:0}
 .axis{position:absolute;left:0;top:.5em;color:#57606a;font-size:10px}
-.time{position:absolute;left:0;top:1.35em;color:#57606a;font-size:10px}
-details.ev>summary>.seq{top:.2em}
+.time{position:absolute;left:0;top:1.35em;color:#57606a;font-size:10px;line-height:1}
+details.ev>summary>.seq{top:.2em;line-height:1}
+.muted>summary>.seq{top:.1em}.muted .time{top:.95em}
 details.ev .band{left:4.5em;padding-left:1em}
 details.ev:target>summary,details.ev:has(>summary>.anchor:target)>summary{background:#fff8c5}
 a.ev-link{font-variant-numeric:tabular-nums}
