@@ -122,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     environment = RunEnvironment(
         driver=driver,
         backend=backend,
-        driver_detail=driver_detail(options),
+        driver_detail=driver_detail(options, scenarios),
         backend_detail=backend_detail(options),
         kubelet=kubelet_description(options, scenarios),
         time_scale=reported_time_scale((s.spec.kubelet.time_scale for s in scenarios), options.time_scale),

@@ -36,14 +36,17 @@ def _default_backend(scenario: Scenario, options: RunOptions) -> str:
     return "http" if real else "memory"
 
 
-def driver_detail(options: RunOptions) -> str:
-    """The ``--driver-cmd`` driver's name and whether drasim's proxy serves its sockets ('' for fakes)."""
+def driver_detail(options: RunOptions, scenarios: Sequence[Scenario] = ()) -> str:
+    """The ``--driver-cmd`` driver's name, whether drasim's proxy serves its sockets, and that the
+    other drivers of multi-driver scenarios stay fake ('' for fakes)."""
     if not options.driver_cmd:
         return ""
+    several = sum(len(s.spec.all_drivers()) > 1 for s in scenarios)
+    others = f"the other drivers of {several} multi-driver scenarios stay fake" if several else ""
     name = f"registers {options.driver_name}" if options.driver_name else "the scenario's driver name"
     proxy = "behind drasim's proxy" if options.proxy else "--no-proxy: the kubelet reaches it directly"
     caps = f"capabilities {', '.join(options.capabilities)}" if options.capabilities else ""
-    return ", ".join(p for p in (name, proxy, caps) if p)
+    return ", ".join(p for p in (name, proxy, caps, others) if p)
 
 
 def backend_detail(options: RunOptions) -> str:

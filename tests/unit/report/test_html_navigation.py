@@ -250,6 +250,14 @@ def test_header_of_a_driver_command_without_proxy(tmp_path: Path) -> None:
     assert header["run-backend"] == "http"  # a real driver reads the API server over HTTP
 
 
+def test_header_says_the_other_drivers_of_multi_driver_scenarios_stay_fake() -> None:
+    scenarios = load_paths([builtin_scenario_dir()])
+    several = sum(len(s.spec.all_drivers()) > 1 for s in scenarios)
+    assert several > 0
+    detail = driver_detail(RunOptions(driver_cmd="drv"), scenarios)
+    assert detail.endswith(f"the other drivers of {several} multi-driver scenarios stay fake")
+
+
 def test_a_scenario_that_switches_a_bug_on_says_so(tmp_path: Path) -> None:
     source = builtin_scenario_dir() / "conformance" / "prepare-unprepare-round-trip.yaml"
     (scenario,) = load_paths([source])
