@@ -323,10 +323,12 @@ def _assign_anchors(rows: Sequence[Row], events: Sequence[Mapping[str, Any]]) ->
                 owner.setdefault(event["seq"], i)
     result: list[list[int]] = [[] for _ in rows]
     current = 0
+    seen: set[int] = set()
     for event in events:
         seq = event.get("seq")
-        if not isinstance(seq, int) or isinstance(seq, bool):
-            continue
+        if not isinstance(seq, int) or isinstance(seq, bool) or seq in seen:
+            continue  # a journal number twice (a hand-made report) gets one anchor
+        seen.add(seq)
         if seq in owner:
             current = owner[seq]
         if rows:

@@ -149,6 +149,17 @@ def test_every_journal_event_has_an_anchor_even_those_drawing_no_row() -> None:
     assert links == ["#s1-e1", "#s1-e1", "#s1-e2", "#s1-e3"]  # failing step, then the tail
 
 
+def test_a_journal_number_given_twice_gets_one_anchor() -> None:
+    journal = [
+        {"seq": 1, "t": 0.0, "kind": "kubelet", "operation": "PrepareResources", "pod": "default/a"},
+        {"seq": 1, "t": 0.1, "kind": "kubelet", "operation": "PrepareResources", "pod": "default/b"},
+        {"seq": True, "t": 0.2, "kind": "kubelet", "operation": "PrepareResources", "pod": "default/c"},
+    ]
+    result = ScenarioResult(name="s", status="passed", journal=journal)
+    _, ids = parse(render_html(RunReport(results=[result])))
+    assert [key for key in ids if key.startswith("s1-")] == ["s1-e1"]
+
+
 def test_diagram_rows_show_seconds_since_the_scenario_started(report: RunReport) -> None:
     root, _ = parse(render_html(report))
     first = sections(root)[0]
