@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -291,13 +292,10 @@ def _source_key(source: Path, rel: Release) -> str:
     return digest.hexdigest()[:16]
 
 
-_GO_VERSION: list[str] = []
-
-
+@functools.cache
 def _go_version_cached() -> str:
-    if not _GO_VERSION:
-        _GO_VERSION.append(_go_version() if go_problem() is None else "none")
-    return _GO_VERSION[0]
+    """``go version`` once per process (``none`` without Go): part of every build's cache key."""
+    return _go_version() if go_problem() is None else "none"
 
 
 def _module_for(source: Path, rel: Release, cache: Path, program: str, private: bool) -> Path:

@@ -53,6 +53,7 @@ TESTS = Path(__file__).parent
 #: helper from ``sys.modules[name]`` (or from a fixture below).
 HELPERS = {
     "drasim_test_checks_world": TESTS / "unit" / "runner" / "checks_world.py",
+    "drasim_test_fake_driver": TESTS / "fake_driver_runs.py",
     "drasim_test_e2e_signals": TESTS / "e2e" / "signals.py",
     "drasim_test_init_repo": TESTS / "e2e" / "init_repo.py",
     "drasim_real_driver_expected": TESTS / "real_driver" / "expected.py",

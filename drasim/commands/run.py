@@ -16,7 +16,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from drasim.commands.run_checks import check_run_arguments
-from drasim.commands.run_environment import driver_and_backend
+from drasim.commands.run_environment import (
+    backend_detail,
+    driver_and_backend,
+    driver_detail,
+    kubelet_description,
+)
 from drasim.commands.run_reports import finish_run
 from drasim.commands.selection import add_shard_argument, add_suite_argument, parse_shard, scenario_paths
 from drasim.errors import ConfigError
@@ -117,6 +122,9 @@ def run(args: argparse.Namespace) -> int:
     environment = RunEnvironment(
         driver=driver,
         backend=backend,
+        driver_detail=driver_detail(options, scenarios),
+        backend_detail=backend_detail(options),
+        kubelet=kubelet_description(options, scenarios),
         time_scale=reported_time_scale((s.spec.kubelet.time_scale for s in scenarios), options.time_scale),
         extra={
             **({"kubeletVersions": ",".join(options.kubelet_versions)} if options.kubelet_versions else {}),

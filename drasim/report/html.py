@@ -1,9 +1,14 @@
 """The HTML report: one self-contained file a person opens in a browser.
 
-No external assets and no script: inline CSS, ``<details>`` for expanding, and a
-Content-Security-Policy that forbids scripts and remote loads, so even a
-journal with hostile content cannot run code. Every value from the model is
-passed through :func:`html.escape`.
+No external assets: inline CSS, ``<details>`` for expanding, one inline script (the filter,
+:mod:`drasim.report.html_filter`) and a Content-Security-Policy that forbids remote loads and
+every script but that one (allowed by its hash), so even a journal with hostile content cannot
+run code. Every value from the model is passed through :func:`html.escape`.
+
+The header (:mod:`drasim.report.html_header`) says what the run ran against and which bugs it
+injected. Scenario ``N`` of the page is the section ``scenario-N``; its journal event ``S`` is
+the diagram row ``sN-eS``, which the event numbers in the failure box link to. The diagram's
+left gutter is its time axis (seconds since the scenario started).
 """
 
 from __future__ import annotations
@@ -13,9 +18,10 @@ from html import escape
 from pathlib import Path
 
 from drasim.journal import describe_event
+from drasim.report import html_filter, html_header
 from drasim.report.diff import diff_lines_html
 from drasim.report.files import atomic_write_text
-from drasim.report.html_diagram import render_diagram
+from drasim.report.html_diagram import anchored_seqs, event_anchor, render_diagram
 from drasim.report.model import RunReport, ScenarioResult
 from drasim.report.terminal import LABELS, TAIL_LINES, summary_line
 
@@ -63,28 +69,64 @@ details.ev>pre{position:relative;z-index:1;margin:0 2em .5em;border:1px solid #d
 .muted .arrow.ltr::after{border-left-color:#afb8c1}.muted .arrow.rtl::after{border-right-color:#afb8c1}
 .muted>summary{height:1.8em}.muted .arrow{top:1.2em}
 .stderr{background:#1b1f24;color:#e6edf3}
+.lane{position:absolute;left:4.5em;right:0;top:0;bottom:0}
+.lines{position:absolute;top:2em;bottom:0;left:4.5em;right:0}
+.lines .life{top:0}
+.axis{position:absolute;left:0;top:.5em;color:#57606a;font-size:10px}
+.time{position:absolute;left:0;top:1.35em;color:#57606a;font-size:10px;line-height:1}
+details.ev>summary>.seq{top:.2em;line-height:1}
+.muted>summary>.seq{top:.1em}.muted .time{top:.95em}
+details.ev .band{left:4.5em;padding-left:1em}
+details.ev:target>summary,details.ev:has(>summary>.anchor:target)>summary{background:#fff8c5}
+a.ev-link{font-variant-numeric:tabular-nums}
 """
 
 
-def _events_pre(events: list[dict[str, object]]) -> str:
-    return "<pre>" + escape("\n".join(describe_event(e) for e in events)) + "</pre>"
+def _events_pre(events: list[dict[str, object]], anchor: str, seqs: set[int]) -> str:
+    """Journal lines, each event number a link to its diagram row (when the diagram has it)."""
+    lines = []
+    for event in events:
+        text = describe_event(event)
+        seq = event.get("seq")
+        head, _, rest = text.partition(" ")
+        if isinstance(seq, int) and not isinstance(seq, bool) and seq in seqs:
+            ident = escape(event_anchor(anchor, seq), quote=True)
+            lines.append(f'<a class="ev-link" href="#{ident}">{escape(head)}</a> {escape(rest)}')
+        else:
+            lines.append(escape(text))
+    return "<pre>" + "\n".join(lines) + "</pre>"
 
 
-def _failure_html(result: ScenarioResult) -> str:
+def _step_seq(result: ScenarioResult, index: int | None) -> int | None:
+    """The journal number of the (last) start of step ``index``."""
+    found = None
+    for event in result.journal:
+        seq = event.get("seq")
+        if event.get("kind") == "step" and event.get("index") == index and isinstance(seq, int):
+            found = seq
+    return found
+
+
+def _failure_html(result: ScenarioResult, anchor: str) -> str:
     failure = result.failure
     if failure is None:
         return '<div class="failure">No failure details were recorded.</div>'
+    seqs = anchored_seqs(result.journal)
     parts = ['<div class="failure">']
     if failure.step_index is not None or failure.step_text:
         index = "?" if failure.step_index is None else str(failure.step_index)
-        parts.append(f"<p><b>Failing step {escape(index)}</b>: {escape(failure.step_text)}</p>")
+        title = f"Failing step {escape(index)}"
+        step = _step_seq(result, failure.step_index)
+        if step is not None and step in seqs:
+            title = f'<a class="ev-link" href="#{escape(event_anchor(anchor, step), quote=True)}">{title}</a>'
+        parts.append(f"<p><b>{title}</b>: {escape(failure.step_text)}</p>")
     parts.append(f'<pre class="message">{escape(failure.message)}</pre>')
     if failure.diff:
         parts.append(f'<p>Expected vs actual:</p><pre class="diff">{diff_lines_html(failure.diff)}</pre>')
     if failure.similar_events:
-        parts.append("<p>Similar events:</p>" + _events_pre(failure.similar_events))
+        parts.append("<p>Similar events:</p>" + _events_pre(failure.similar_events, anchor, seqs))
     if failure.journal_tail:
-        parts.append("<p>Journal tail:</p>" + _events_pre(failure.journal_tail))
+        parts.append("<p>Journal tail:</p>" + _events_pre(failure.journal_tail, anchor, seqs))
     for title, text in (("Driver stderr", result.stderr), ("Driver stdout", result.stdout)):
         if text.strip():
             tail = "\n".join(text.splitlines()[-TAIL_LINES:])
@@ -95,10 +137,12 @@ def _failure_html(result: ScenarioResult) -> str:
     return "".join(parts)
 
 
-def _scenario_html(number: int, result: ScenarioResult) -> str:
+def _scenario_html(number: int, result: ScenarioResult, report: RunReport) -> str:
     bad = result.status in ("failed", "error")
+    anchor = f"s{number}"
     parts = [
-        f'<details class="scenario {result.status}" id="scenario-{number}"{" open" if bad else ""}>',
+        f'<details class="scenario {result.status}" id="scenario-{number}" data-status="{result.status}" '
+        f'data-text="{html_filter.search_text(result)}"{" open" if bad else ""}>',
         f'<summary><span class="badge">{LABELS[result.status]}</span> {escape(result.name)} '
         f'<span class="meta">({result.duration:.2f}s)</span></summary>',
     ]
@@ -109,12 +153,13 @@ def _scenario_html(number: int, result: ScenarioResult) -> str:
         meta.append("tags: " + escape(", ".join(result.tags)))
     if meta:
         parts.append(f'<p class="meta">{" · ".join(meta)}</p>')
+    parts.append(html_header.scenario_bugs_html(result, report))
     if result.status == "skipped" and result.skip_reason:
         parts.append(f"<p>Skipped: {escape(result.skip_reason)}</p>")
     if bad:
-        parts.append(_failure_html(result))
+        parts.append(_failure_html(result, anchor))
     failing_step = result.failure.step_index if result.failure else None
-    parts.append("<h3>Sequence diagram</h3>" + render_diagram(result.journal, failing_step))
+    parts.append("<h3>Sequence diagram</h3>" + render_diagram(result.journal, failing_step, anchor))
     for title, text in (("Driver stdout", result.stdout), ("Driver stderr", result.stderr)):
         if text:
             parts.append(f"<details><summary>{title}</summary><pre>{escape(text)}</pre></details>")
@@ -135,7 +180,7 @@ def failures_first(results: list[ScenarioResult]) -> list[ScenarioResult]:
 
 def _summary_table(results: list[ScenarioResult]) -> str:
     rows = "".join(
-        f'<tr class="{r.status}"><td><span class="badge">{LABELS[r.status]}</span></td>'
+        f'<tr class="{r.status}" id="row-scenario-{i}"><td><span class="badge">{LABELS[r.status]}</span></td>'
         f'<td><a href="#scenario-{i}">{escape(r.name)}</a></td><td>{r.duration:.2f}s</td>'
         f"<td>{escape(r.location)}</td></tr>"
         for i, r in enumerate(results, start=1)
@@ -144,24 +189,23 @@ def _summary_table(results: list[ScenarioResult]) -> str:
     return f'<table class="results">{head}{rows}</table>'
 
 
+CSP = f"default-src 'none'; style-src 'unsafe-inline'; script-src {html_filter.script_source()}"
+"""The page's Content-Security-Policy: inline styles, and no script but the filter's."""
+
+
 def render_html(report: RunReport, title: str = "drasim report") -> str:
     """The whole report as one HTML document."""
-    env = report.environment
-    meta = (
-        f"started {report.started_at} · drasim {report.drasim_version} · driver {env.driver} · "
-        f"backend {env.backend} · time scale {env.time_scale:g}"
-        + "".join(f" · {key} {value}" for key, value in sorted(env.extra.items()))
-    )
     results = failures_first(report.results)
-    scenarios = "".join(_scenario_html(i, r) for i, r in enumerate(results, start=1))
+    scenarios = "".join(_scenario_html(i, r, report) for i, r in enumerate(results, start=1))
+    css = CSS + html_header.CSS + html_filter.CSS
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
-        "style-src 'unsafe-inline'\">"
-        f"<title>{escape(title)}</title><style>{CSS}</style></head><body>"
-        f'<h1>{escape(title)}</h1><p class="meta">{escape(meta)}</p>'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+        f"<title>{escape(title)}</title><style>{css}</style></head><body>"
+        f"<h1>{escape(title)}</h1>{html_header.header_html(report)}"
         f'<p class="summary"><b>{escape(summary_line(report))}</b></p>'
-        f"{_summary_table(results)}{scenarios}</body></html>\n"
+        f"{html_filter.controls_html(report)}"
+        f"{_summary_table(results)}{scenarios}<script>{html_filter.SCRIPT}</script></body></html>\n"
     )
 
 

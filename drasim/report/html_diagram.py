@@ -7,6 +7,11 @@ injected fault, and a band for each scenario step. Errors are red. Every row is
 a ``<details>`` element: clicking it shows the event's JSON (request, response).
 Everything taken from the journal is escaped: it is untrusted text.
 
+The left gutter is the time axis: each row's journal number and its time in seconds since
+the scenario started (the journal's zero). Given an ``anchor`` prefix, every journal event
+has an element with the id ``<anchor>-e<seq>`` (its row; an event that draws no row of its
+own, a step's end, is anchored on the row before it), which the failure box links to.
+
 A driver's own API calls start on that driver's lifeline, whichever client name
 they were journaled under (the in-process fake's ``driver``, a driver process's
 HTTP user agent). Runs of the runner's read-only API calls (its polling for
@@ -294,7 +299,60 @@ def _centre(col: int, count: int) -> float:
     return (col + 0.5) * 100.0 / count
 
 
-def _row_html(row: Row, count: int, failing_step: int | None) -> str:
+def event_anchor(anchor: str, seq: object) -> str:
+    """The id of journal event ``seq`` in the diagram whose ids start with ``anchor``."""
+    return f"{anchor}-e{seq}"
+
+
+def anchored_seqs(events: Sequence[Mapping[str, Any]]) -> set[int]:
+    """The journal numbers a diagram of ``events`` has an anchor for (all of them, when drawn)."""
+    return {e["seq"] for e in events if _is_seq(e.get("seq"))}
+
+
+def _is_seq(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _assign_anchors(rows: Sequence[Row], events: Sequence[Mapping[str, Any]]) -> list[list[int]]:
+    """For each row, the journal numbers anchored on it: its own events, then those that draw
+    nothing (a step's end) up to the next row."""
+    owner: dict[int, int] = {}
+    for i, row in enumerate(rows):
+        for event in row.events or (row.event,):
+            if _is_seq(event.get("seq")):
+                owner.setdefault(event["seq"], i)
+    result: list[list[int]] = [[] for _ in rows]
+    current = 0
+    seen: set[int] = set()
+    for event in events:
+        seq = event.get("seq")
+        if not isinstance(seq, int) or isinstance(seq, bool) or seq in seen:
+            continue  # a journal number twice (a hand-made report) gets one anchor
+        seen.add(seq)
+        if seq in owner:
+            current = owner[seq]
+        if rows:
+            result[owner.get(seq, current)].append(seq)
+    return result
+
+
+def _search_text(row: Row) -> str:
+    """What the filter matches a row against: its label, driver and pod."""
+    event = row.event
+    extra = [str(event.get(key) or "") for key in ("driver", "pod", "client")]
+    return " ".join(word for word in (row.label, *extra) if word)
+
+
+def _time(event: Mapping[str, Any]) -> str:
+    value = event.get("t")
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return f"{value:.3f}s"
+    return ""
+
+
+def _row_html(
+    row: Row, count: int, failing_step: int | None, anchor: str = "", seqs: Sequence[int] = ()
+) -> str:
     classes = ["ev", row.kind.replace("_", "-")]
     if row.error:
         classes.append("err")
@@ -324,14 +382,24 @@ def _row_html(row: Row, count: int, failing_step: int | None) -> str:
         content = list(row.events)
     body = escape(json.dumps(content, indent=2, sort_keys=True, ensure_ascii=False, default=str))
     detail = f'<pre class="diff">{diff_lines_html(row.detail)}</pre>' if row.detail else ""
+    ident = f' id="{escape(event_anchor(anchor, seqs[0]))}"' if anchor and seqs else ""
+    more = "".join(f'<span class="anchor" id="{escape(event_anchor(anchor, s))}"></span>' for s in seqs[1:])
+    when = _time(row.event)
+    time = f'<span class="time" title="seconds since the scenario started">{when}</span>' if when else ""
+    text = escape(_search_text(row), quote=True)
+    lane = graphic if row.src < 0 else f'<span class="lane">{graphic}</span>'
     return (
-        f'<details class="{" ".join(classes)}" data-seq="{seq}"><summary><span class="seq">{shown}</span>'
-        f"{graphic}</summary>{detail}<pre>{body}</pre></details>"
+        f'<details class="{" ".join(classes)}" data-seq="{seq}"{ident} data-text="{text}">'
+        f'<summary>{more}<span class="seq">{shown}</span>{time}'
+        f"{lane}</summary>{detail}<pre>{body}</pre></details>"
     )
 
 
-def render_diagram(events: Sequence[Mapping[str, Any]], failing_step: int | None = None) -> str:
-    """The sequence diagram of ``events`` as an HTML fragment (``""`` for no events)."""
+def render_diagram(
+    events: Sequence[Mapping[str, Any]], failing_step: int | None = None, anchor: str = ""
+) -> str:
+    """The sequence diagram of ``events`` as an HTML fragment; with ``anchor``, each event has
+    the id :func:`event_anchor` (``anchor``, its seq)."""
     if not events:
         return '<p class="empty">No journal events were recorded.</p>'
     columns = lifelines(events)
@@ -341,8 +409,14 @@ def render_diagram(events: Sequence[Mapping[str, Any]], failing_step: int | None
         for i, name in enumerate(columns)
     )
     lines = "".join(f'<span class="life" style="left:{_centre(i, count):.3f}%"></span>' for i in range(count))
-    rows = "".join(_row_html(row, count, failing_step) for row in build_rows(events, columns))
+    rows = build_rows(events, columns)
+    anchors = _assign_anchors(rows, events)
+    drawn = "".join(
+        _row_html(row, count, failing_step, anchor, seqs) for row, seqs in zip(rows, anchors, strict=True)
+    )
+    axis = '<span class="axis" title="journal number and seconds since the scenario started"># / t</span>'
     return (
-        f'<div class="diagram-wrap"><div class="diagram" style="min-width:{count * 190}px">'
-        f'<div class="heads">{heads}</div>{lines}{rows}</div></div>'
+        f'<div class="diagram-wrap"><div class="diagram" style="min-width:{count * 190 + 60}px">'
+        f'<div class="heads">{axis}<span class="lane">{heads}</span></div>'
+        f'<div class="lines">{lines}</div>{drawn}</div></div>'
     )

@@ -164,6 +164,9 @@ class ScenarioResult:
     time_scale: float | None = None
     """The scenario's own ``timeScale`` (``None`` in reports of older drasim); a run's override,
     when given, is the report's ``environment.timeScale`` (see :mod:`drasim.timescale`)."""
+    bugs: list[str] = field(default_factory=list)
+    """Fake-plugin bugs the scenario itself switches on (its fake drivers' ``bugs``); a run's
+    ``--inject-bug`` is the report's ``environment.extra["injectedBugs"]``."""
 
     @classmethod
     def of(cls, scenario: Scenario, status: Status, *, skip_reason: str = "") -> ScenarioResult:
@@ -177,6 +180,9 @@ class ScenarioResult:
             tags=list(scenario.metadata.tags),
             skip_reason=skip_reason,
             time_scale=scenario.spec.kubelet.time_scale,
+            bugs=list(
+                dict.fromkeys(str(b) for d in scenario.spec.all_drivers() if d.fake for b in d.fake.bugs)
+            ),
         )
 
     def __post_init__(self) -> None:
@@ -218,6 +224,7 @@ class ScenarioResult:
             "artifacts": dict(self.artifacts),
             "kubeletVersion": self.kubelet_version,
             "timeScale": self.time_scale,
+            **({"bugs": list(self.bugs)} if self.bugs else {}),
         }
 
     @classmethod
@@ -240,6 +247,7 @@ class ScenarioResult:
             artifacts={str(k): str(v) for k, v in (data.get("artifacts") or {}).items()},
             kubelet_version=str(data.get("kubeletVersion", "")),
             time_scale=float(data["timeScale"]) if data.get("timeScale") is not None else None,
+            bugs=[str(b) for b in data.get("bugs") or []],
         )
 
 
@@ -251,14 +259,27 @@ class RunEnvironment:
     backend: str = "memory"
     time_scale: float = 1.0
     extra: dict[str, str] = field(default_factory=dict)
+    kubelet: str = ""
+    """The kubelet in the node's slot, described (``emulated``, ``upstream (k8s.io/kubernetes v1.37.2)``);
+    empty when the front end did not say (the HTML header then leaves it out)."""
+    driver_detail: str = ""
+    """More about ``driver``: the name a driver command registers, whether drasim's proxy is in front."""
+    backend_detail: str = ""
+    """More about ``backend``: the kubeconfig file and context of a real cluster."""
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
+        """JSON form (the optional descriptions only when set)."""
+        optional = {
+            "kubelet": self.kubelet,
+            "driverDetail": self.driver_detail,
+            "backendDetail": self.backend_detail,
+        }
         return {
             "driver": self.driver,
             "backend": self.backend,
             "timeScale": self.time_scale,
             "extra": self.extra,
+            **{key: value for key, value in optional.items() if value},
         }
 
     @classmethod
@@ -269,7 +290,15 @@ class RunEnvironment:
             backend=str(data.get("backend", "")),
             time_scale=float(data.get("timeScale", 1.0)),
             extra={str(k): str(v) for k, v in (data.get("extra") or {}).items()},
+            kubelet=str(data.get("kubelet", "")),
+            driver_detail=str(data.get("driverDetail", "")),
+            backend_detail=str(data.get("backendDetail", "")),
         )
+
+    @property
+    def injected_bugs(self) -> list[str]:
+        """The fake-plugin bugs the run switched on in every fake driver (``--inject-bug``)."""
+        return [b for b in self.extra.get("injectedBugs", "").split(",") if b]
 
 
 def utc_now_iso() -> str:

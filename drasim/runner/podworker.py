@@ -110,13 +110,36 @@ def mark_deleted(world: World, rec: PodRecord) -> None:
     """
     if not rec.in_api or rec.deletion_marked:
         return
-    with contextlib.suppress(ApiError):
-        pod = world.api.runner_api.get("v1", "Pod", rec.name, rec.namespace)
+    api = world.api.runner_api
+    verb = "get"
+    try:
+        pod = api.get("v1", "Pod", rec.name, rec.namespace)
         md = pod.setdefault("metadata", {})
         md["finalizers"] = [*(md.get("finalizers") or []), DELETION_FINALIZER]
-        world.api.runner_api.update(pod)
-        world.api.runner_api.delete("v1", "Pod", rec.name, rec.namespace)
-        rec.deletion_marked = True
+        verb = "update"
+        api.update(pod)
+        verb = "delete"
+        api.delete("v1", "Pod", rec.name, rec.namespace)
+    except ApiError as err:
+        if err.code in (401, 403):  # the run cannot work this way: say which permission is missing
+            raise DrasimError(_denied_message(rec, verb, err)) from None
+        return  # the pod went away meanwhile, or a transient answer: the kubelet goes on without it
+    rec.deletion_marked = True
+
+
+def _denied_message(rec: PodRecord, verb: str, err: ApiError) -> str:
+    """A clear step error for a Pod write the API server refused to drasim's runner."""
+    why = {
+        "get": "to read it",
+        "update": f"to add the finalizer {DELETION_FINALIZER} that keeps it, with its deletionTimestamp, "
+        "until the kubelet has finished it",
+        "delete": "to delete it gracefully",
+    }[verb]
+    return (
+        f"pod {rec.key}: the API server refused drasim's runner '{verb} pods' ({why}): "
+        f"{err.code} {err.reason}: {err.message}; the runner needs the permission '{verb} pods' "
+        "(the RBAC a run needs: docs/backends.md)"
+    )
 
 
 def remove_from_api(world: World, rec: PodRecord) -> None:

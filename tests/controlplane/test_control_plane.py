@@ -27,27 +27,9 @@ from drasim.scenario import builtin_scenario_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFORMANCE = builtin_scenario_dir() / "conformance"
-DRIVER_CMD = (
-    f"{sys.executable} -m fake_plugins --driver-name {{driver_name}} --node-name {{node}} "
-    "--kubeconfig {kubeconfig} --publish-slices --registry-dir {registrar_dir} "
-    "--plugin-dir {plugin_dir} --cdi-dir {cdi_dir} --state-dir {state_dir}"
-)
-HANGING = """\
-apiVersion: drasim.dev/v1alpha1
-kind: Scenario
-metadata:
-  name: hangs-in-prepare
-  description: The driver hangs in NodePrepareResources, so the run can be interrupted mid-scenario.
-spec:
-  driver:
-    fake: {name: gpu.example.com}
-  claims:
-    - {name: gpu}
-  steps:
-    - fault:
-        plugin: {rpc: NodePrepareResources, hang: true}
-    - startPod: {name: a, claims: [gpu], expectError: DeadlineExceeded}
-"""
+FAKE_DRIVER: Any = sys.modules["drasim_test_fake_driver"]  # loaded by tests/conftest.py
+DRIVER_CMD: str = FAKE_DRIVER.DRIVER_CMD
+HANGING: str = FAKE_DRIVER.HANGING
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]  # the first use may build the binary
 

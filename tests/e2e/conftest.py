@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import shlex
 import sys
 
 import pytest
@@ -17,10 +16,7 @@ for _module in (
     importlib.import_module(_module)  # kept across pytester's in-process runs (see tests/plugin)
 
 #: What a driver author would pass: every path and name comes from drasim's placeholders.
-DRIVER_CMD = shlex.join([sys.executable, "-m", "fake_plugins"]) + (
-    " --driver-name {driver_name} --node-name {node} --kubeconfig {kubeconfig} --publish-slices"
-    " --registry-dir {registrar_dir} --plugin-dir {plugin_dir} --cdi-dir {cdi_dir} --state-dir {state_dir}"
-)
+DRIVER_CMD: str = sys.modules["drasim_test_fake_driver"].DRIVER_CMD  # loaded by tests/conftest.py
 
 
 @pytest.fixture

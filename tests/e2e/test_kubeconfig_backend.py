@@ -28,22 +28,7 @@ from drasim.scenario import builtin_scenario_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFORMANCE = builtin_scenario_dir() / "conformance"
-HANGING = """\
-apiVersion: drasim.dev/v1alpha1
-kind: Scenario
-metadata:
-  name: hangs-in-prepare
-  description: The driver hangs in NodePrepareResources, so the run can be interrupted mid-scenario.
-spec:
-  driver:
-    fake: {name: gpu.example.com}
-  claims:
-    - {name: gpu}
-  steps:
-    - fault:
-        plugin: {rpc: NodePrepareResources, hang: true}
-    - startPod: {name: a, claims: [gpu], expectError: DeadlineExceeded}
-"""
+HANGING: str = sys.modules["drasim_test_fake_driver"].HANGING  # loaded by tests/conftest.py
 
 
 def _env() -> dict[str, str]:

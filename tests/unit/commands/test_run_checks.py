@@ -109,7 +109,8 @@ def test_report_headers_say_which_bug_was_injected(
     header = [line for line in capsys.readouterr().out.splitlines() if line.startswith("drasim ")]
     assert header, "no header line"
     assert header[0].endswith(" injectedBugs=non-idempotent")
-    assert " · injectedBugs non-idempotent</p>" in html.read_text()
+    assert '<td id="run-bugs">non-idempotent</td>' in html.read_text()
+    assert '<p class="bugs" id="bug-banner"><b>Bugs injected</b>: non-idempotent,' in html.read_text()
     assert '"injectedBugs": "non-idempotent"' in js.read_text()
 
 

@@ -223,3 +223,35 @@ def test_connection_counts() -> None:
     failed = run("    - expectConnections: {channels: 2}\n")
     assert failed.status == "failed"
     assert failed.failure.message == "gRPC connections of the kubelet: expected 2 channels, found 1"
+
+
+def test_a_refused_deletion_finalizer_update_is_a_step_error_naming_the_permission() -> None:
+    """Issue 28 follow-up: a 403 on the finalizer update was swallowed and surfaced only as a
+    failed expectation later; now the deletePod step errors and names the permission."""
+    result = run(
+        "    - startPod: {name: a, claims: [gpu]}\n"
+        "    - stopKubelet: {}\n"  # the pod then waits, held by the finalizer, for the next kubelet
+        "    - fault: {apiServer: {verb: update, resource: pods, client: runner, code: 403,"
+        " message: denied}}\n"
+        "    - deletePod: a\n"
+        "    - startKubelet: {}\n"
+    )
+    assert result.status == "error", explain(result)
+    assert result.failure.step_index == 4, explain(result)
+    message = result.failure.message
+    assert "pod default/a: the API server refused drasim's runner 'update pods'" in message
+    assert "drasim.dev/kubelet-termination" in message
+    assert "403 Forbidden: denied;" in message
+    assert "the runner needs the permission 'update pods'" in message
+
+
+def test_a_pod_gone_before_its_deletion_is_marked_is_no_error() -> None:
+    result = run(
+        "    - startPod: {name: a, claims: [gpu]}\n"
+        "    - stopKubelet: {}\n"
+        "    - fault: {apiServer: {verb: get, resource: pods, client: runner, code: 404, times: 1}}\n"
+        "    - deletePod: a\n"
+        "    - startKubelet: {}\n"
+        "    - expectCalls: {NodeUnprepareResources: 1}\n"
+    )
+    assert result.status == "passed", explain(result)
