@@ -96,8 +96,10 @@ def finish_termination(world: World, rec: PodRecord) -> None:
     rec.retry_due = None
     rec.cdi.clear()
     if rec.remove_after_unprepare:
-        remove_from_api(world, rec)
-        rec.phase = "Gone"
+        try:
+            remove_from_api(world, rec)
+        finally:
+            rec.phase = "Gone"
     else:
         rec.phase = "Succeeded"
 
@@ -127,14 +129,17 @@ def mark_deleted(world: World, rec: PodRecord) -> None:
     rec.deletion_marked = True
 
 
-def _denied_message(rec: PodRecord, verb: str, err: ApiError) -> str:
+def _denied_message(rec: PodRecord, verb: str, err: ApiError, *, why: str = "") -> str:
     """A clear step error for a Pod write the API server refused to drasim's runner."""
-    why = {
-        "get": "to read it",
-        "update": f"to add the finalizer {DELETION_FINALIZER} that keeps it, with its deletionTimestamp, "
-        "until the kubelet has finished it",
-        "delete": "to delete it gracefully",
-    }[verb]
+    why = (
+        why
+        or {
+            "get": "to read it",
+            "update": f"to add the finalizer {DELETION_FINALIZER} that keeps it, with its deletionTimestamp, "
+            "until the kubelet has finished it",
+            "delete": "to delete it gracefully",
+        }[verb]
+    )
     return (
         f"pod {rec.key}: the API server refused drasim's runner '{verb} pods' ({why}): "
         f"{err.code} {err.reason}: {err.message}; the runner needs the permission '{verb} pods' "
@@ -143,17 +148,13 @@ def _denied_message(rec: PodRecord, verb: str, err: ApiError) -> str:
 
 
 def remove_from_api(world: World, rec: PodRecord) -> None:
-    """Delete the Pod object, drop it from claims' reservedFor, delete its generated claims."""
-    if rec.in_api and rec.deletion_marked:
-        with contextlib.suppress(ApiError):
-            pod = world.api.runner_api.get("v1", "Pod", rec.name, rec.namespace)
-            md = pod.setdefault("metadata", {})
-            md["finalizers"] = [f for f in md.get("finalizers") or [] if f != DELETION_FINALIZER]
-            world.api.runner_api.update(pod)
-    if rec.in_api:
-        with contextlib.suppress(ApiError):
-            # The kubelet's status manager deletes a terminated pod with grace period 0.
-            world.api.runner_api.delete("v1", "Pod", rec.name, rec.namespace, grace_period_seconds=0)
+    """Delete the Pod object, drop it from claims' reservedFor, delete its generated claims.
+
+    A Pod that is already gone is no error. A refusal (401/403) is: the Pod would stay on the
+    server, held by drasim's finalizer; the rest of the clean-up still runs, then the refusal
+    is raised as a :class:`DrasimError` naming the permission.
+    """
+    denied = _delete_pod_object(world, rec) if rec.in_api else None
     rec.in_api = False
     for pc in rec.claims:
         name = rec.claim_name(pc)
@@ -164,6 +165,33 @@ def remove_from_api(world: World, rec: PodRecord) -> None:
                 world.api.runner_api.delete(RESOURCE_V1, "ResourceClaim", name, rec.namespace)
             continue
         unreserve(world, rec.namespace, name, rec.uid)
+    if denied is not None:
+        raise DrasimError(denied)
+
+
+def _delete_pod_object(world: World, rec: PodRecord) -> str | None:
+    """Remove the deletion finalizer (if set) and delete the Pod; the refusal's message, if any."""
+    api = world.api.runner_api
+    denied: str | None = None
+    if rec.deletion_marked:
+        verb = "get"
+        try:
+            pod = api.get("v1", "Pod", rec.name, rec.namespace)
+            md = pod.setdefault("metadata", {})
+            md["finalizers"] = [f for f in md.get("finalizers") or [] if f != DELETION_FINALIZER]
+            verb = "update"
+            api.update(pod)
+        except ApiError as err:
+            if err.code in (401, 403):
+                why = f"to remove its finalizer {DELETION_FINALIZER}, or the Pod stays on the server"
+                denied = _denied_message(rec, verb, err, why=why)
+    try:
+        # The kubelet's status manager deletes a terminated pod with grace period 0.
+        api.delete("v1", "Pod", rec.name, rec.namespace, grace_period_seconds=0)
+    except ApiError as err:
+        if err.code in (401, 403) and denied is None:
+            denied = _denied_message(rec, "delete", err, why="to delete it once the kubelet is done")
+    return denied
 
 
 def unreserve(world: World, namespace: str, name: str, pod_uid: str) -> None:

@@ -255,3 +255,25 @@ def test_a_pod_gone_before_its_deletion_is_marked_is_no_error() -> None:
         "    - expectCalls: {NodeUnprepareResources: 1}\n"
     )
     assert result.status == "passed", explain(result)
+
+
+def test_a_refused_finalizer_removal_is_a_step_error_naming_the_permission() -> None:
+    """When the kubelet has finished a deleted pod, the runner removes its deletion finalizer; a
+    403 there would leave the Pod on the server for ever, so it is a step error naming the
+    permission (it was swallowed)."""
+    result = run(
+        "    - startPod: {name: a, claims: [gpu]}\n"
+        "    - stopKubelet: {}\n"
+        "    - deletePod: a\n"
+        "    - fault: {apiServer: {verb: update, resource: pods, client: runner, code: 403,"
+        " message: denied}}\n"
+        "    - startKubelet: {}\n"
+        "    - advanceClock: 120\n"
+    )
+    assert result.status == "error", explain(result)
+    assert result.failure.step_index == 5, explain(result)  # startKubelet: the kubelet finishes the pod
+    message = result.failure.message
+    assert "pod default/a: the API server refused drasim's runner 'update pods'" in message, message
+    assert "to remove its finalizer drasim.dev/kubelet-termination" in message
+    assert "403 Forbidden: denied;" in message
+    assert "the runner needs the permission 'update pods'" in message
