@@ -5,9 +5,13 @@ child process, as a real driver does. This process calls NodePrepareResources wi
 over a bare grpcio channel, as the kubelet's client does, taking turns (benchlib.measure_blocks):
 
 - ``direct``: to the driver's own DRA socket;
-- ``proxied``: to the proxy's DRA socket (registered through the proxy's registration socket),
-  the proxy forwarding to the driver and journaling into a drasim Journal;
-- ``proxied_unrecorded``: the same without a recorder (the forwarding alone);
+- ``spliced``: to the proxy's DRA socket (registered through the proxy's registration socket)
+  served by the splice (drasim/proxy/splice.py: bytes copied unchanged, the HTTP/2 frames read
+  on the side), journaling into a drasim Journal: the proxy's path when no fault rule is set;
+- ``spliced_unrecorded``: the same without a recorder (copying and reading the frames alone);
+- ``proxied``: the same through the grpcio path (drasim/proxy/forward.py: a grpcio server that
+  forwards each call over a grpcio channel), the proxy's path when fault rules are set;
+- ``proxied_unrecorded``: the grpcio path without a recorder (the forwarding alone);
 - ``bare_hop``: a minimal forwarder (a grpcio generic handler that passes the bytes on and
   nothing else), the floor of any proxy built on grpcio.
 
@@ -96,7 +100,7 @@ def _bare_hop(root: Path) -> tuple[grpc.Server, str]:
     return server, endpoint
 
 
-def _proxy(root: Path, name: str, recorder: Journal | None) -> tuple[Proxy, str]:
+def _proxy(root: Path, name: str, recorder: Journal | None, *, splice: bool) -> tuple[Proxy, str]:
     proxy = Proxy(
         ProxyConfig(
             registry_dir=root / name / "registry",
@@ -104,6 +108,7 @@ def _proxy(root: Path, name: str, recorder: Journal | None) -> tuple[Proxy, str]
             socket_dir=root / name / "sock",
             recorder=recorder,
             side="plugin",
+            splice=splice,
         )
     ).start()
     [socket] = proxy.registration_sockets()
@@ -134,27 +139,45 @@ def main(argv: list[str] | None = None) -> int:
         if child.stdout.readline().strip() != "ready":
             raise RuntimeError("the trivial driver did not start")
         _until((root / "reg" / f"{DRIVER}-reg.sock").exists)
-        journal = Journal()
-        recorded, recorded_endpoint = _proxy(root, "p1", journal)
-        bare, bare_endpoint = _proxy(root, "p2", None)
-        proxies += [recorded, bare]
+        journal, splice_journal = Journal(), Journal()
+        recorded, recorded_endpoint = _proxy(root, "p1", journal, splice=False)
+        bare, bare_endpoint = _proxy(root, "p2", None, splice=False)
+        spliced, spliced_endpoint = _proxy(root, "p3", splice_journal, splice=True)
+        spliced_bare, spliced_bare_endpoint = _proxy(root, "p4", None, splice=True)
+        proxies += [recorded, bare, spliced, spliced_bare]
         hop, hop_endpoint = _bare_hop(root)
         servers.append(hop)
         bodies = []
-        for endpoint in (str(root / "plug" / "dra.sock"), recorded_endpoint, bare_endpoint, hop_endpoint):
+        endpoints = (
+            str(root / "plug" / "dra.sock"),
+            spliced_endpoint,
+            spliced_bare_endpoint,
+            recorded_endpoint,
+            bare_endpoint,
+            hop_endpoint,
+        )
+        for endpoint in endpoints:
             channel, body = _caller(endpoint)
             channels.append(channel)
             bodies.append(body)
         progress(
             f"proxy_overhead: {iterations} NodePrepareResources calls each, direct and through the proxy"
         )
-        direct, proxied, unrecorded, bare_hop = measure_blocks(
+        direct, spliced_call, spliced_unrecorded, proxied, unrecorded, bare_hop = measure_blocks(
             bodies, iterations, warmup=max(20, iterations // 20)
         )
         result("proxy_direct_call", **direct.fields())
+        result("proxy_spliced_call", **spliced_call.fields())
+        result("proxy_spliced_unrecorded_call", **spliced_unrecorded.fields())
         result("proxy_proxied_call", **proxied.fields())
         result("proxy_proxied_unrecorded_call", **unrecorded.fields())
         result("proxy_bare_hop_call", **bare_hop.fields())
+        result(
+            "proxy_splice_overhead",
+            recorded_us=(spliced_call.median - direct.median) * 1e6,
+            unrecorded_us=(spliced_unrecorded.median - direct.median) * 1e6,
+            journaled=len(splice_journal.events("rpc")),
+        )
         result(
             "proxy_overhead",
             recorded_us=(proxied.median - direct.median) * 1e6,

@@ -270,17 +270,8 @@ class Forwarder:
         code: str,
         error: str | None,
     ) -> None:
-        if service is not None and rpc in CLAIM_RPCS:
-            request_json: Any = conversion.claims_json(claims)
-            response: Any = None if reply is None else wire.reply_json(service, rpc, reply)
-        elif rpc == "GetInfo":
-            request_json = {}
-            response = None if reply is None else wire.message_json(wire.plugin_info(reply))
-        elif rpc == "NotifyRegistrationStatus":
-            request_json = wire.notify_json(request)
-            response = None if reply is None else {}
-        else:
-            request_json, response = None, None
+        claimed = claims if service is not None and rpc in CLAIM_RPCS else None
+        request_json, response = wire.call_json(path, request, reply, claimed)
         self.proxy.record(
             self,
             path,

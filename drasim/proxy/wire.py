@@ -13,7 +13,7 @@ from google.protobuf.json_format import MessageToDict
 
 from drasim._proto.pluginregistration.v1 import api_pb2 as reg_pb
 from drasim.apiversions import DRA_APIS, HEALTH_APIS, PluginApi
-from drasim.faults import PluginFault
+from drasim.faults import CLAIM_RPCS, PluginFault
 from drasim.plugins import conversion
 from drasim.proxy.rules import claim_selected
 from drasim.values import ClaimRef
@@ -109,6 +109,24 @@ def message_json(message: Any) -> dict[str, Any]:
 def notify_json(data: bytes) -> dict[str, Any]:
     """The journal form of a ``RegistrationStatus`` request."""
     return message_json(reg_pb.RegistrationStatus.FromString(data))
+
+
+def call_json(
+    path: str, request: bytes, reply: bytes | None, claims: tuple[ClaimRef, ...] | None = None
+) -> tuple[Any, Any]:
+    """The journal form of one unary call's request and reply (``reply`` ``None``: it failed),
+    as the kubelet's client writes them; methods the proxy does not read are ``None``."""
+    _, rpc = split_method(path)
+    service = dra_service(path)
+    if service is not None and rpc in CLAIM_RPCS:
+        if claims is None:
+            claims = request_claims(service, request)
+        return conversion.claims_json(claims), None if reply is None else reply_json(service, rpc, reply)
+    if rpc == "GetInfo":
+        return {}, None if reply is None else message_json(plugin_info(reply))
+    if rpc == "NotifyRegistrationStatus":
+        return notify_json(request), None if reply is None else {}
+    return None, None
 
 
 def health_json(api: PluginApi, data: bytes) -> dict[str, Any]:

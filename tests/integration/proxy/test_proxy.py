@@ -24,6 +24,7 @@ from drasim.faults import UNKNOWN_UID, PluginFault
 from drasim.journal import Journal
 from drasim.journal.kinds import KIND_FIELDS
 from drasim.proxy import Proxy, ProxyConfig
+from drasim.proxy.splice import Splicer
 from fake_plugins import FakeDriver, FakeDriverConfig
 
 DRIVER = "gpu.example.com"
@@ -52,7 +53,7 @@ CLAIMS = {("default", "a"): _claim("a", "uid-a", "gpu-0"), ("default", "b"): _cl
 class Node:
     """A fake driver behind a proxy, and stubs that dial the proxy like a kubelet."""
 
-    def __init__(self, tmp: Path, journal: Journal) -> None:
+    def __init__(self, tmp: Path, journal: Journal, *, splice: bool = True) -> None:
         self.tmp = tmp
         self.journal = journal
         self.driver = FakeDriver(
@@ -74,6 +75,7 @@ class Node:
                 socket_dir=tmp / "proxy",
                 recorder=journal,
                 side="kubelet",
+                splice=splice,
             )
         )
         self.channels: list[grpc.Channel] = []
@@ -103,12 +105,14 @@ class Node:
         self.driver.stop()
 
 
-@pytest.fixture
-def node() -> Iterator[Node]:
+@pytest.fixture(params=["splice", "grpcio"])
+def node(request: pytest.FixtureRequest) -> Iterator[Node]:
+    """A node whose proxy serves DRA sockets with the splice (a fault rule added later moves
+    them to the grpcio path), or always with the grpcio path."""
     # A short directory: pytest's tmp_path under xdist is too long for unix socket paths.
     root = Path(tempfile.mkdtemp(prefix="drasim-px-", dir="/tmp"))
     journal = Journal()
-    n = Node(root, journal)
+    n = Node(root, journal, splice=request.param == "splice")
     n.driver.start()
     n.proxy.start()
     try:
@@ -262,8 +266,15 @@ def test_the_proxys_dra_socket_follows_the_drivers_connection(node: Node) -> Non
     endpoint = node.register()
     _prepare(node.v1(endpoint), "a")
     [forwarder] = node.proxy._endpoints.values()
+    stub = node.v1(endpoint)
+    _prepare(stub, "a")
     node.driver.stop()
-    assert _wait(lambda: not forwarder.serving)
+    if isinstance(forwarder, Splicer):  # the kubelet's connection ended with the driver's
+        with pytest.raises(grpc.RpcError) as err:
+            _prepare(stub, "a", timeout=2)
+        assert err.value.code() == grpc.StatusCode.UNAVAILABLE
+    else:  # the grpcio path stops serving until its channel to the driver is ready again
+        assert _wait(lambda: not forwarder.serving)
     node.driver.start()
     endpoint = node.register()  # the kubelet registers the new socket
     assert forwarder.serving

@@ -1,0 +1,282 @@
+"""The proxy's fast path on a DRA socket: the kubelet's connection spliced to the driver's.
+
+Each connection the kubelet opens on the proxy's socket gets one connection to the driver's
+socket, and the bytes are copied both ways unchanged by two threads (one per direction,
+each blocked in ``recv`` until bytes come). On the side, :mod:`drasim.proxy.h2` reads the
+HTTP/2 frames of both directions and each call is journaled as the grpcio path
+(:mod:`drasim.proxy.forward`) journals it. The driver's bytes are read before they are
+passed on, so a call is in the journal before the kubelet has its reply.
+
+Nothing is rewritten, held or answered here: the proxy uses the splice only while no fault
+rule can apply (:meth:`drasim.proxy.proxy.Proxy.add_faults` moves a spliced socket to the
+grpcio path). Bytes that are not HTTP/2 end the connection, with a ``fault`` event in the
+journal saying what was wrong; the calls open on it are journaled as ``Unavailable``.
+A driver whose connection ends (it died, it closed) ends the kubelet's connection too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from google.protobuf.message import DecodeError
+
+from drasim.proxy import wire
+from drasim.proxy.h2 import Call, H2Connection, H2Error
+
+if TYPE_CHECKING:
+    from drasim.proxy.proxy import Proxy
+
+CHUNK = 1 << 16
+"""Bytes one ``recv`` takes at most."""
+
+BACKLOG = 64
+
+
+def _is_watch(path: str) -> bool:
+    return path.endswith("/" + wire.WATCH)
+
+
+class Splicer:
+    """The proxy's socket ``listen`` spliced to the driver's ``upstream`` (both unix socket paths).
+
+    The same lifecycle as :class:`drasim.proxy.forward.Forwarder` (``start``, ``pause``,
+    ``close``, ``serving``, ``refusing``), so the proxy resets and refuses both alike.
+    """
+
+    def __init__(self, proxy: Proxy, listen: Path, upstream: Path) -> None:
+        self.proxy = proxy
+        self.listen = listen
+        self.upstream = upstream
+        self._lock = threading.Lock()
+        self._listener: socket.socket | None = None
+        self._links: set[_Link] = set()
+        self._closed = False
+        self.refusing = False
+        """Set by :meth:`Proxy.refuse`: the socket stays closed."""
+
+    # ------------------------------------------------------------------ lifecycle
+    @property
+    def serving(self) -> bool:
+        """Whether the proxy's socket accepts connections."""
+        with self._lock:
+            return self._listener is not None
+
+    def start(self) -> None:
+        """Listen on ``listen`` (no-op when listening, closed, or refusing)."""
+        with self._lock:
+            if self._listener is not None or self._closed or self.refusing:
+                return
+            self.listen.parent.mkdir(parents=True, exist_ok=True)
+            with contextlib.suppress(FileNotFoundError):
+                self.listen.unlink()
+            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                listener.bind(str(self.listen))
+                listener.listen(BACKLOG)
+            except OSError:
+                listener.close()
+                raise
+            self._listener = listener
+        threading.Thread(
+            target=self._accept, args=(listener,), name="drasim-splice-accept", daemon=True
+        ).start()
+
+    def connect(self, timeout: float) -> bool:
+        """Whether the driver's socket takes a connection now (nothing is kept open)."""
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        probe.settimeout(timeout)
+        try:
+            probe.connect(str(self.upstream))
+        except OSError:
+            return False
+        finally:
+            probe.close()
+        return True
+
+    def pause(self) -> None:
+        """Stop listening and end every connection; :meth:`start` listens again."""
+        with self._lock:
+            listener, self._listener = self._listener, None
+            links, self._links = list(self._links), set()
+        if listener is not None:
+            _shut(listener)
+        for link in links:
+            link.abort()
+
+    def reset(self) -> None:
+        """End every connection (the kubelet sees them reset); keep listening."""
+        with self._lock:
+            links, self._links = list(self._links), set()
+        for link in links:
+            link.abort()
+
+    def close(self, *, remove: bool = True) -> None:
+        """Stop for good; with ``remove`` the proxy's socket file goes too."""
+        with self._lock:
+            self._closed = True
+        self.pause()
+        if remove:
+            with contextlib.suppress(FileNotFoundError):
+                self.listen.unlink()
+
+    # ------------------------------------------------------------------ connections
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return  # paused or closed
+            threading.Thread(target=self._serve, args=(conn,), name="drasim-splice", daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            upstream.connect(str(self.upstream))
+        except OSError:  # the driver is not serving: the kubelet's connection ends at once
+            upstream.close()
+            _shut(conn)
+            return
+        link = _Link(self, conn, upstream)
+        with self._lock:
+            if self._listener is None:  # paused meanwhile
+                _shut(conn)
+                _shut(upstream)
+                return
+            self._links.add(link)
+        link.run()
+        with self._lock:
+            self._links.discard(link)
+
+    # ------------------------------------------------------------------ journal
+    def journal_end(self, call: Call) -> None:
+        """Journal a call that ended (a server stream: only when it failed before any reply)."""
+        duration = time.monotonic() - call.start
+        ok = call.code == "OK"
+        if _is_watch(call.path):
+            if not ok and not call.replies:
+                self.proxy.record(
+                    self, call.path, request={}, response=None, code=call.code, error=call.error, duration=duration
+                )
+            return
+        request = call.requests[0] if call.requests else b""
+        reply = call.replies[0] if ok and call.replies else None
+        code, error = call.code, call.error
+        try:
+            request_json, response = wire.call_json(call.path, request, reply)
+        except DecodeError as err:
+            request_json, response = None, None
+            code, error = "Internal", f"drasim proxy: a message of {call.path} does not decode: {err}"
+        self.proxy.record(
+            self, call.path, request=request_json, response=response, code=code, error=error, duration=duration
+        )
+
+    def journal_reply(self, call: Call, reply: bytes) -> None:
+        """Journal one message of a server stream (``NodeWatchResources``)."""
+        api = wire.health_api(call.path)
+        try:
+            response = None if api is None else wire.health_json(api, reply)
+        except DecodeError:
+            response = None
+        extra = {"stream": True} if len(call.replies) > 1 else {}
+        self.proxy.record(
+            self,
+            call.path,
+            request={},
+            response=response,
+            code="OK",
+            error=None,
+            duration=time.monotonic() - call.start,
+            **extra,
+        )
+
+
+class _Link:
+    """One kubelet connection and its driver connection."""
+
+    def __init__(self, splicer: Splicer, client: socket.socket, server: socket.socket) -> None:
+        self.splicer = splicer
+        self.client = client
+        self.server = server
+        self._lock = threading.Lock()
+        self._h2 = H2Connection(splicer.journal_end, splicer.journal_reply, streaming=_is_watch)
+        self._reading = True  # False once the bytes stopped being HTTP/2
+        self._ended = False
+
+    def run(self) -> None:
+        """Copy both ways until the connection ends (this thread: the driver's direction)."""
+        other = threading.Thread(target=self._from_client, name="drasim-splice-in", daemon=True)
+        other.start()
+        try:
+            self._from_server()
+            other.join()
+            self._end("drasim proxy: the connection ended before the call did")
+        finally:
+            _shut(self.client)
+            _shut(self.server)
+
+    def _from_client(self) -> None:
+        src, dst = self.client, self.server
+        try:
+            while data := src.recv(CHUNK):
+                dst.sendall(data)
+                if self._reading:
+                    with self._lock:
+                        self._h2.client_bytes(data)
+            with contextlib.suppress(OSError):  # the kubelet half-closed: so does the proxy
+                dst.shutdown(socket.SHUT_WR)
+        except H2Error as err:
+            self._garbage("kubelet", err)
+        except OSError:
+            self.abort()
+
+    def _from_server(self) -> None:
+        src, dst = self.server, self.client
+        try:
+            while data := src.recv(CHUNK):
+                if self._reading:
+                    with self._lock:
+                        self._h2.server_bytes(data)
+                dst.sendall(data)
+        except H2Error as err:
+            self._garbage("driver", err)
+            return
+        except OSError:
+            pass
+        # The driver's connection ended (it died or closed): so does the kubelet's, and
+        # the calls still open on it end now.
+        self._end("drasim proxy: the driver's connection ended during the call")
+        self.abort()
+
+    def _garbage(self, who: str, err: H2Error) -> None:
+        with self._lock:
+            self._reading = False
+        self.splicer.proxy.note_error(
+            f"the {who} sent bytes that are not HTTP/2 ({err}); the proxy closed the connection"
+        )
+        self._end(f"drasim proxy: the {who} sent bytes that are not HTTP/2 ({err})")
+        self.abort()
+
+    def _end(self, why: str) -> None:
+        with self._lock:
+            if self._ended:
+                return
+            self._ended = True
+            self._h2.close(why)
+
+    def abort(self) -> None:
+        """End both connections now (the threads copying them stop; :meth:`run` closes them)."""
+        for sock in (self.client, self.server):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+
+def _shut(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+    with contextlib.suppress(OSError):
+        sock.close()
