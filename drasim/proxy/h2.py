@@ -9,8 +9,9 @@ PUSH_PROMISE's included), and follows each stream: the method from the kubelet's
 may span frames), the status from the driver's trailers (``grpc-status``, ``grpc-message``)
 or from RST_STREAM. Padding, PRIORITY fields and CONTINUATION frames are handled.
 
-It reports through two callbacks: ``on_reply`` for each reply message of a server stream as it
-arrives, ``on_end`` once per call when its stream ends. Bytes that are not HTTP/2 raise
+It reports through callbacks: ``on_request`` for a call's first request message, ``on_reply``
+for each reply message of a server stream as it arrives, ``on_end`` once per call when its
+stream ends. Bytes that are not HTTP/2 raise
 :class:`H2Error`. PURE: no I/O.
 """
 
@@ -34,6 +35,9 @@ MAX_TABLE_SIZE = 1 << 24
 """The largest HPACK table a sender may ask for: a bystander follows whatever the peers agreed."""
 
 MAX_HEADER_LIST = 1 << 24
+
+CACHE_SIZE = 64
+"""Decoded header blocks kept per direction (while the HPACK table does not change)."""
 
 CANCEL = 0x8
 REFUSED_STREAM = 0x7
@@ -86,6 +90,10 @@ class Call:
     """``grpc-encoding`` of the request and of the replies."""
     pending: list[bytearray] = field(default_factory=lambda: [bytearray(), bytearray()])
     """Bytes of a message not complete yet, per direction (0: request, 1: reply)."""
+    note: object = None
+    """What the reader's ``on_request`` made of the first request message (the journal form)."""
+    problem: str | None = None
+    """Why a message of the call could not be read (set by the callbacks)."""
 
 
 class _Direction:
@@ -102,6 +110,33 @@ class _Direction:
         self.block_stream = 0
         self.block_end_stream = False
         self.block_promise = False
+        # Blocks that left the HPACK table as it was decode the same way until the table
+        # changes: gRPC's replies repeat the same few indexed blocks, read once here.
+        self.cache: dict[bytes, dict[bytes, bytes]] = {}
+        self.table_state: tuple[object, int, int] = (None, 0, self.decoder.header_table.maxsize)
+
+    def decode(self, block: bytes) -> dict[bytes, bytes]:
+        """The fields of one header block (decoded in order: the table follows the sender's)."""
+        found = self.cache.get(block)
+        if found is not None:
+            return found
+        try:
+            headers = self.decoder.decode(block, raw=True)
+        except hpack.HPACKError as err:
+            raise H2Error(f"a header block that does not decode (HPACK): {err}") from None
+        fields = {bytes(k): bytes(v) for k, v in headers}
+        table = self.decoder.header_table
+        entries = table.dynamic_entries
+        state = (entries[0] if entries else None, len(entries), table.maxsize)
+        before = self.table_state
+        if state[0] is before[0] and state[1:] == before[1:]:
+            if len(self.cache) >= CACHE_SIZE:
+                self.cache.clear()
+            self.cache[block] = fields
+        else:
+            self.cache.clear()
+            self.table_state = state
+        return fields
 
 
 class H2Connection:
@@ -111,11 +146,13 @@ class H2Connection:
         self,
         on_end: Callable[[Call], None],
         on_reply: Callable[[Call, bytes], None] | None = None,
+        on_request: Callable[[Call, bytes], None] | None = None,
         *,
         streaming: Callable[[str], bool] = lambda path: False,
     ) -> None:
         self.on_end = on_end
         self.on_reply = on_reply
+        self.on_request = on_request
         self.streaming = streaming
         """Which methods are server streams (their replies are reported one by one)."""
         self.calls: dict[int, Call] = {}
@@ -204,13 +241,9 @@ class H2Connection:
     def _headers(self, d: _Direction, block: bytes) -> None:
         stream, end_stream, promise = d.block_stream, d.block_end_stream, d.block_promise
         d.block = None
-        try:
-            headers = d.decoder.decode(block, raw=True)
-        except hpack.HPACKError as err:
-            raise H2Error(f"a header block that does not decode (HPACK): {err}") from None
+        fields = d.decode(block)
         if promise:
             return
-        fields = {bytes(k): bytes(v) for k, v in headers}
         if d.from_client:
             self._request_headers(stream, fields, end_stream)
         else:
@@ -261,6 +294,8 @@ class H2Connection:
                 message = _decompress(message, call.encoding[side])
             del pending[: 5 + size]
             out.append(message)
+            if side == 0 and len(out) == 1 and self.on_request is not None:
+                self.on_request(call, message)
             if side == 1 and self.on_reply is not None and self.streaming(call.path):
                 self.on_reply(call, message)
         if side == 1 and flags & END_STREAM:

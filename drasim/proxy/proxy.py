@@ -86,6 +86,8 @@ class Proxy:
         self.driver_name = config.driver_name
         recorder = config.recorder if config.recorder is not None else NullRecorder()
         self._record = ready_recording(recorder)
+        self.journaling = type(recorder) is not NullRecorder
+        """Whether anything reads the journal (without, the splice copies bytes and reads none)."""
         self._lock = threading.RLock()
         self._registrations: dict[str, tuple[tuple[int, int], Forwarder]] = {}
         self._endpoints: dict[str, Endpoint] = {}

@@ -36,6 +36,9 @@ CHUNK = 1 << 16
 
 BACKLOG = 64
 
+_UNREADABLE = (DecodeError, ValueError, UnicodeError)
+"""What decoding a message that is not the protobuf it should be raises."""
+
 
 def _is_watch(path: str) -> bool:
     return path.endswith("/" + wire.WATCH)
@@ -163,24 +166,36 @@ class Splicer:
                     self, call.path, request={}, response=None, code=call.code, error=call.error, duration=duration
                 )
             return
-        request = call.requests[0] if call.requests else b""
         reply = call.replies[0] if ok and call.replies else None
         code, error = call.code, call.error
-        try:
-            request_json, response = wire.call_json(call.path, request, reply)
-        except DecodeError as err:
-            request_json, response = None, None
-            code, error = "Internal", f"drasim proxy: a message of {call.path} does not decode: {err}"
+        if not call.requests:  # no request message: an empty one, as a gRPC server reads it
+            self.journal_request(call, b"")
+        request_json, response = call.note, None
+        if reply is not None:
+            try:
+                response = wire.reply_form(call.path, reply)
+            except _UNREADABLE as err:
+                call.problem = f"the reply does not decode: {err}"
+        if call.problem is not None:
+            code, error = "Internal", f"drasim proxy: {call.path}: {call.problem}"
         self.proxy.record(
             self, call.path, request=request_json, response=response, code=code, error=error, duration=duration
         )
+
+    def journal_request(self, call: Call, request: bytes) -> None:
+        """Read a unary call's request while the driver works on it (off the reply's path)."""
+        if not _is_watch(call.path):
+            try:
+                call.note = wire.request_form(call.path, request)
+            except _UNREADABLE as err:
+                call.problem = f"the request does not decode: {err}"
 
     def journal_reply(self, call: Call, reply: bytes) -> None:
         """Journal one message of a server stream (``NodeWatchResources``)."""
         api = wire.health_api(call.path)
         try:
             response = None if api is None else wire.health_json(api, reply)
-        except DecodeError:
+        except _UNREADABLE:
             response = None
         extra = {"stream": True} if len(call.replies) > 1 else {}
         self.proxy.record(
@@ -203,8 +218,10 @@ class _Link:
         self.client = client
         self.server = server
         self._lock = threading.Lock()
-        self._h2 = H2Connection(splicer.journal_end, splicer.journal_reply, streaming=_is_watch)
-        self._reading = True  # False once the bytes stopped being HTTP/2
+        self._h2 = H2Connection(
+            splicer.journal_end, splicer.journal_reply, splicer.journal_request, streaming=_is_watch
+        )
+        self._reading = splicer.proxy.journaling  # False once the bytes stopped being HTTP/2
         self._ended = False
 
     def run(self) -> None:

@@ -116,17 +116,33 @@ def call_json(
 ) -> tuple[Any, Any]:
     """The journal form of one unary call's request and reply (``reply`` ``None``: it failed),
     as the kubelet's client writes them; methods the proxy does not read are ``None``."""
+    return request_form(path, request, claims), None if reply is None else reply_form(path, reply)
+
+
+def request_form(path: str, request: bytes, claims: tuple[ClaimRef, ...] | None = None) -> Any:
+    """The journal form of a unary call's request (``None``: a method the proxy does not read)."""
     _, rpc = split_method(path)
     service = dra_service(path)
     if service is not None and rpc in CLAIM_RPCS:
-        if claims is None:
-            claims = request_claims(service, request)
-        return conversion.claims_json(claims), None if reply is None else reply_json(service, rpc, reply)
+        return conversion.claims_json(claims if claims is not None else request_claims(service, request))
     if rpc == "GetInfo":
-        return {}, None if reply is None else message_json(plugin_info(reply))
+        return {}
     if rpc == "NotifyRegistrationStatus":
-        return notify_json(request), None if reply is None else {}
-    return None, None
+        return notify_json(request)
+    return None
+
+
+def reply_form(path: str, reply: bytes) -> Any:
+    """The journal form of a unary call's reply (``None``: a method the proxy does not read)."""
+    _, rpc = split_method(path)
+    service = dra_service(path)
+    if service is not None and rpc in CLAIM_RPCS:
+        return reply_json(service, rpc, reply)
+    if rpc == "GetInfo":
+        return message_json(plugin_info(reply))
+    if rpc == "NotifyRegistrationStatus":
+        return {}
+    return None
 
 
 def health_json(api: PluginApi, data: bytes) -> dict[str, Any]:
