@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import grpc
 
 from drasim.faults import CLAIM_RPCS, PluginFault
-from drasim.plugins import conversion
 from drasim.plugins.client import go_code_name
 from drasim.proxy import wire
 from drasim.values import ClaimRef

@@ -28,8 +28,13 @@ import hpack
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 """What a client sends first on every HTTP/2 connection."""
 
-DATA, HEADERS, PRIORITY, RST_STREAM, SETTINGS, PUSH_PROMISE, PING, GOAWAY, WINDOW_UPDATE, CONTINUATION = range(10)
+DATA, HEADERS, PRIORITY, RST_STREAM, SETTINGS, PUSH_PROMISE, PING, GOAWAY, WINDOW_UPDATE, CONTINUATION = (
+    range(10)
+)
 END_STREAM, END_HEADERS, PADDED, PRIORITY_FLAG = 0x1, 0x4, 0x8, 0x20
+ACK = 0x1
+MAX_FRAME_SIZE = 0x5
+DEFAULT_MAX_FRAME = 1 << 14
 
 MAX_TABLE_SIZE = 1 << 24
 """The largest HPACK table a sender may ask for: a bystander follows whatever the peers agreed."""
@@ -104,6 +109,8 @@ class _Direction:
         self.buffer = bytearray()
         self.preface = len(PREFACE) if from_client else 0
         self.first = True  # the first frame after the preface must be SETTINGS
+        self.max_frame = DEFAULT_MAX_FRAME
+        """The largest frame this direction may carry (the other side's SETTINGS_MAX_FRAME_SIZE)."""
         self.decoder = hpack.Decoder(max_header_list_size=MAX_HEADER_LIST)
         self.decoder.max_allowed_table_size = MAX_TABLE_SIZE
         self.block: bytearray | None = None  # a header block waiting for CONTINUATION
@@ -148,7 +155,7 @@ class H2Connection:
         on_reply: Callable[[Call, bytes], None] | None = None,
         on_request: Callable[[Call, bytes], None] | None = None,
         *,
-        streaming: Callable[[str], bool] = lambda path: False,
+        streaming: Callable[[str], bool] = lambda _path: False,
     ) -> None:
         self.on_end = on_end
         self.on_reply = on_reply
@@ -156,6 +163,14 @@ class H2Connection:
         self.streaming = streaming
         """Which methods are server streams (their replies are reported one by one)."""
         self.calls: dict[int, Call] = {}
+        self._readers: dict[int, Callable[[_Direction, int, int, bytes], None]] = {
+            DATA: self._on_data,
+            HEADERS: self._on_headers,
+            PUSH_PROMISE: self._on_push_promise,
+            CONTINUATION: self._on_continuation,
+            RST_STREAM: self._on_rst_stream,
+            SETTINGS: self._on_settings,
+        }
         self._client = _Direction(True)
         self._server = _Direction(False)
 
@@ -182,9 +197,15 @@ class H2Connection:
         end = len(buf)
         while end - pos >= 9:
             length = (buf[pos] << 16) | (buf[pos + 1] << 8) | buf[pos + 2]
+            kind = buf[pos + 3]
+            if d.first and kind != SETTINGS:  # seen before waiting for the payload
+                raise H2Error(f"the {_who(d)}'s first frame is not SETTINGS (type {kind})")
+            if length > d.max_frame:
+                raise H2Error(
+                    f"the {_who(d)} sent a frame of {length} bytes, more than the {d.max_frame} allowed"
+                )
             if end - pos - 9 < length:
                 break
-            kind = buf[pos + 3]
             flags = buf[pos + 4]
             stream = ((buf[pos + 5] & 0x7F) << 24) | (buf[pos + 6] << 16) | (buf[pos + 7] << 8) | buf[pos + 8]
             payload = bytes(buf[pos + 9 : pos + 9 + length])
@@ -195,38 +216,57 @@ class H2Connection:
 
     # ------------------------------------------------------------------ frames
     def _frame(self, d: _Direction, kind: int, flags: int, stream: int, payload: bytes) -> None:
-        who = "kubelet" if d.from_client else "driver"
         if d.first:
             if kind != SETTINGS or stream:
-                raise H2Error(f"the {who}'s first frame is not SETTINGS (type {kind})")
+                raise H2Error(f"the {_who(d)}'s first frame is not SETTINGS (type {kind})")
             d.first = False
         if d.block is not None and kind != CONTINUATION:
-            raise H2Error(f"the {who} sent a frame of type {kind} inside a header block")
-        if kind == DATA:
-            self._data(d, flags, stream, _unpad(payload, flags, who))
-        elif kind == HEADERS:
-            body = _unpad(payload, flags, who)
-            if flags & PRIORITY_FLAG:
-                if len(body) < 5:
-                    raise H2Error(f"the {who} sent a HEADERS frame too short for its PRIORITY fields")
-                body = body[5:]
-            self._block(d, stream, body, flags, promise=False)
-        elif kind == PUSH_PROMISE:
-            body = _unpad(payload, flags, who)
-            if len(body) < 4:
-                raise H2Error(f"the {who} sent a PUSH_PROMISE frame too short for its stream id")
-            self._block(d, stream, body[4:], flags, promise=True)
-        elif kind == CONTINUATION:
-            if d.block is None or stream != d.block_stream:
-                raise H2Error(f"the {who} sent a CONTINUATION frame that continues no header block")
-            d.block += payload
-            if flags & END_HEADERS:
-                self._headers(d, bytes(d.block))
-        elif kind == RST_STREAM:
-            if len(payload) != 4:
-                raise H2Error(f"the {who} sent a RST_STREAM frame of {len(payload)} bytes")
-            self._reset(d, stream, int.from_bytes(payload, "big"))
-        # SETTINGS, PING, GOAWAY, WINDOW_UPDATE, PRIORITY and unknown types change no call.
+            raise H2Error(f"the {_who(d)} sent a frame of type {kind} inside a header block")
+        read = self._readers.get(kind)
+        if read is not None:  # PING, GOAWAY, WINDOW_UPDATE, PRIORITY, unknown types: no call changes
+            read(d, flags, stream, payload)
+
+    def _on_data(self, d: _Direction, flags: int, stream: int, payload: bytes) -> None:
+        self._data(d, flags, stream, _unpad(payload, flags, _who(d)))
+
+    def _on_headers(self, d: _Direction, flags: int, stream: int, payload: bytes) -> None:
+        body = _unpad(payload, flags, _who(d))
+        if flags & PRIORITY_FLAG:
+            if len(body) < 5:
+                raise H2Error(f"the {_who(d)} sent a HEADERS frame too short for its PRIORITY fields")
+            body = body[5:]
+        self._block(d, stream, body, flags, promise=False)
+
+    def _on_push_promise(self, d: _Direction, flags: int, stream: int, payload: bytes) -> None:
+        body = _unpad(payload, flags, _who(d))
+        if len(body) < 4:
+            raise H2Error(f"the {_who(d)} sent a PUSH_PROMISE frame too short for its stream id")
+        self._block(d, stream, body[4:], flags, promise=True)
+
+    def _on_continuation(self, d: _Direction, flags: int, stream: int, payload: bytes) -> None:
+        if d.block is None or stream != d.block_stream:
+            raise H2Error(f"the {_who(d)} sent a CONTINUATION frame that continues no header block")
+        d.block += payload
+        if flags & END_HEADERS:
+            self._headers(d, bytes(d.block))
+
+    def _on_rst_stream(self, d: _Direction, flags: int, stream: int, payload: bytes) -> None:  # noqa: ARG002
+        if len(payload) != 4:
+            raise H2Error(f"the {_who(d)} sent a RST_STREAM frame of {len(payload)} bytes")
+        self._reset(d, stream, int.from_bytes(payload, "big"))
+
+    def _on_settings(self, d: _Direction, flags: int, stream: int, payload: bytes) -> None:  # noqa: ARG002
+        if not flags & ACK:
+            self._settings(d, payload)
+
+    def _settings(self, d: _Direction, payload: bytes) -> None:
+        if len(payload) % 6:
+            raise H2Error(f"the {_who(d)} sent a SETTINGS frame of {len(payload)} bytes")
+        other = self._server if d.from_client else self._client
+        for i in range(0, len(payload), 6):
+            if int.from_bytes(payload[i : i + 2], "big") == MAX_FRAME_SIZE:
+                # The largest frame this side takes: what the other side may send from now on.
+                other.max_frame = max(other.max_frame, int.from_bytes(payload[i + 2 : i + 6], "big"))
 
     def _block(self, d: _Direction, stream: int, body: bytes, flags: int, *, promise: bool) -> None:
         if not stream:
@@ -245,11 +285,11 @@ class H2Connection:
         if promise:
             return
         if d.from_client:
-            self._request_headers(stream, fields, end_stream)
+            self._request_headers(stream, fields)
         else:
             self._reply_headers(stream, fields, end_stream)
 
-    def _request_headers(self, stream: int, fields: dict[bytes, bytes], end_stream: bool) -> None:
+    def _request_headers(self, stream: int, fields: dict[bytes, bytes]) -> None:
         if stream in self.calls:
             return  # a client's trailers: gRPC has none to read
         path = fields.get(b":path", b"").decode("utf-8", "replace")
@@ -323,6 +363,10 @@ class H2Connection:
         """The connection ended: every call still open ends as ``Unavailable`` with ``why``."""
         for call in list(self.calls.values()):
             self._end(call, "Unavailable", why)
+
+
+def _who(d: _Direction) -> str:
+    return "kubelet" if d.from_client else "driver"
 
 
 def _unpad(payload: bytes, flags: int, who: str) -> bytes:

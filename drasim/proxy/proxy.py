@@ -319,7 +319,9 @@ class Proxy:
 
     def note_error(self, what: str) -> None:
         """Journal something wrong on the wire (a ``fault`` event, ``where: proxy``)."""
-        self._record("fault", {"where": "proxy", "driver": self.driver_name, "description": what, "error": what})
+        self._record(
+            "fault", {"where": "proxy", "driver": self.driver_name, "description": what, "error": what}
+        )
 
     def crash_driver(self, why: str) -> None:
         """Kill the driver process at once (a ``crash`` rule)."""

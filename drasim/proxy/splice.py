@@ -163,7 +163,13 @@ class Splicer:
         if _is_watch(call.path):
             if not ok and not call.replies:
                 self.proxy.record(
-                    self, call.path, request={}, response=None, code=call.code, error=call.error, duration=duration
+                    self,
+                    call.path,
+                    request={},
+                    response=None,
+                    code=call.code,
+                    error=call.error,
+                    duration=duration,
                 )
             return
         reply = call.replies[0] if ok and call.replies else None
@@ -179,7 +185,13 @@ class Splicer:
         if call.problem is not None:
             code, error = "Internal", f"drasim proxy: {call.path}: {call.problem}"
         self.proxy.record(
-            self, call.path, request=request_json, response=response, code=code, error=error, duration=duration
+            self,
+            call.path,
+            request=request_json,
+            response=response,
+            code=code,
+            error=error,
+            duration=duration,
         )
 
     def journal_request(self, call: Call, request: bytes) -> None:
