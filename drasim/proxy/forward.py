@@ -34,6 +34,10 @@ from drasim.values import ClaimRef
 if TYPE_CHECKING:
     from drasim.proxy.proxy import Proxy
 
+GET_INFO_WAIT = 5.0
+"""Real seconds at most a forwarded ``GetInfo`` waits for the driver's registration socket to
+take the call (less when the kubelet's deadline is nearer: upstream's kubelet gives it 1 s)."""
+
 DETACHED_TIMEOUT = 60.0
 """Real seconds a call released from a ``block`` rule may take at the driver (its caller may be gone)."""
 
@@ -250,8 +254,13 @@ class Forwarder:
         # and a call the caller gave up on ends at that same deadline at the driver.
         call = self._callable(path, stream=False)
         timeout = DETACHED_TIMEOUT if detached else context.time_remaining()
+        # A restarted driver creates its registration socket before it serves on it: GetInfo
+        # waits for the driver (within the kubelet's deadline) instead of failing at once.
+        ready = path == wire.GET_INFO
+        if ready:
+            timeout = min(timeout, GET_INFO_WAIT) if timeout is not None else GET_INFO_WAIT
         try:
-            return call(request, timeout=timeout)  # type: ignore[no-any-return]
+            return call(request, timeout=timeout, wait_for_ready=ready)  # type: ignore[no-any-return]
         except grpc.RpcError as err:
             code = err.code() if callable(getattr(err, "code", None)) else grpc.StatusCode.UNKNOWN
             details = err.details() if callable(getattr(err, "details", None)) else str(err)

@@ -12,6 +12,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Iterator
+from concurrent import futures
 from pathlib import Path
 from typing import Any
 
@@ -658,3 +659,78 @@ def test_a_half_closed_connection_is_journaled_and_ends(spliced_node: Node) -> N
 
 def _frame(kind: int, flags: int, stream: int, payload: bytes) -> bytes:
     return len(payload).to_bytes(3, "big") + bytes([kind, flags]) + stream.to_bytes(4, "big") + payload
+
+
+# ----------------------------------------------------------------------------- a driver restarted slowly
+class _Registration(grpc.GenericRpcHandler):  # type: ignore[type-arg]
+    """A driver's registration service: GetInfo only."""
+
+    def service(self, details: grpc.HandlerCallDetails) -> Any:
+        if not str(details.method).endswith("/GetInfo"):
+            return None
+        info = reg_pb.PluginInfo(
+            type="DRAPlugin", name="slow.example.com", supported_versions=["v1.DRAPlugin"]
+        )
+        return grpc.unary_unary_rpc_method_handler(
+            lambda _request, _context: info.SerializeToString(),
+            request_deserializer=None,
+            response_serializer=None,
+        )
+
+
+def _relay(listener: socket.socket, target: Path) -> None:
+    """Accept on ``listener`` and copy each connection's bytes to and from ``target``."""
+
+    def pump(src: socket.socket, dst: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := src.recv(65536):
+                dst.sendall(data)
+        with contextlib.suppress(OSError):
+            dst.shutdown(socket.SHUT_WR)
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            upstream.connect(str(target))
+            threading.Thread(target=pump, args=(conn, upstream), daemon=True).start()
+            threading.Thread(target=pump, args=(upstream, conn), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+
+
+def test_get_info_waits_for_a_driver_restarted_slowly(short_root: Path) -> None:
+    """The driver's registration socket exists before it serves on it: the kubelet's GetInfo
+    through the proxy waits for it (within the kubelet's deadline) instead of failing at once."""
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2), handlers=[_Registration()])
+    server.add_insecure_port(f"unix:{short_root / 'real.sock'}")
+    server.start()
+    (short_root / "driver-registry").mkdir()
+    # Bound, not listening yet: a connection is refused, as while the driver starts.
+    slow = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    slow.bind(str(short_root / "driver-registry" / "slow.example.com-reg.sock"))
+    proxy = Proxy(
+        ProxyConfig(
+            registry_dir=short_root / "registry",
+            driver_registry_dir=short_root / "driver-registry",
+            socket_dir=short_root / "proxy",
+        )
+    ).start()
+    try:
+        [socket_path] = proxy.registration_sockets()
+        [(_, registration)] = proxy._registrations.values()
+        with grpc.insecure_channel(f"unix:{socket_path}", options=OPTIONS) as channel:
+            reply = reg_grpc.RegistrationStub(channel).GetInfo.future(reg_pb.InfoRequest(), timeout=10)
+            # The proxy tried the driver and was refused; then the driver serves.
+            assert _wait(lambda: registration._state == grpc.ChannelConnectivity.TRANSIENT_FAILURE)
+            assert not reply.done()
+            slow.listen(4)
+            _relay(slow, short_root / "real.sock")
+            assert reply.result(timeout=10).name == "slow.example.com"
+    finally:
+        proxy.stop()
+        slow.close()
+        server.stop(None)
