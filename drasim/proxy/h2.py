@@ -72,6 +72,9 @@ GO_CODES: tuple[str, ...] = (
 class H2Error(Exception):
     """The bytes are not the HTTP/2 (or gRPC) they should be."""
 
+    who = ""
+    """Whose bytes: ``kubelet`` or ``driver`` (set when it is raised out of the reader)."""
+
 
 def go_code(status: int) -> str:
     """Go's name of a gRPC status number (an unknown number is ``Unknown``, as Go reads it)."""
@@ -184,6 +187,13 @@ class H2Connection:
         self._feed(self._server, data)
 
     def _feed(self, d: _Direction, data: bytes) -> None:
+        try:
+            self._read(d, data)
+        except H2Error as err:
+            err.who = _who(d)
+            raise
+
+    def _read(self, d: _Direction, data: bytes) -> None:
         buf = d.buffer
         buf += data
         pos = 0

@@ -234,6 +234,8 @@ class _Link:
             splicer.journal_end, splicer.journal_reply, splicer.journal_request, streaming=_is_watch
         )
         self._reading = splicer.proxy.journaling  # False once the bytes stopped being HTTP/2
+        self._unread: list[bytes] = []
+        """The kubelet's bytes passed on, not read yet."""
         self._ended = False
 
     def run(self) -> None:
@@ -252,16 +254,25 @@ class _Link:
         src, dst = self.client, self.server
         try:
             while data := src.recv(CHUNK):
-                dst.sendall(data)
                 if self._reading:
                     with self._lock:
-                        self._h2.client_bytes(data)
+                        self._unread.append(data)
+                dst.sendall(data)
+                if self._reading:  # read while the driver works, unless the reply came first
+                    with self._lock:
+                        self._read_client()
             with contextlib.suppress(OSError):  # the kubelet half-closed: so does the proxy
                 dst.shutdown(socket.SHUT_WR)
         except H2Error as err:
-            self._garbage("kubelet", err)
+            self._garbage(err)
         except OSError:
             self.abort()
+
+    def _read_client(self) -> None:
+        """Read the kubelet's bytes not read yet (holding the lock)."""
+        unread, self._unread = self._unread, []
+        for data in unread:
+            self._h2.client_bytes(data)
 
     def _from_server(self) -> None:
         src, dst = self.server, self.client
@@ -269,10 +280,13 @@ class _Link:
             while data := src.recv(CHUNK):
                 if self._reading:
                     with self._lock:
+                        # The kubelet's bytes first: a reply may come before the thread that
+                        # passed the request on has read it.
+                        self._read_client()
                         self._h2.server_bytes(data)
                 dst.sendall(data)
         except H2Error as err:
-            self._garbage("driver", err)
+            self._garbage(err)
             return
         except OSError:
             pass
@@ -281,9 +295,11 @@ class _Link:
         self._end("drasim proxy: the driver's connection ended during the call")
         self.abort()
 
-    def _garbage(self, who: str, err: H2Error) -> None:
+    def _garbage(self, err: H2Error) -> None:
+        who = err.who or "peer"
         with self._lock:
             self._reading = False
+            self._unread = []
         self.splicer.proxy.note_error(
             f"the {who} sent bytes that are not HTTP/2 ({err}); the proxy closed the connection"
         )

@@ -734,3 +734,12 @@ def test_get_info_waits_for_a_driver_restarted_slowly(short_root: Path) -> None:
         proxy.stop()
         slow.close()
         server.stop(None)
+
+
+def test_every_spliced_call_is_journaled_before_the_kubelet_has_its_reply(spliced_node: Node) -> None:
+    """The driver may answer before the thread that passed the request on has read it."""
+    node = spliced_node
+    stub = node.v1(node.register())
+    for i in range(300):
+        _prepare(stub, "a")
+        assert len(node.journal.rpc_calls("NodePrepareResources", side="kubelet")) == i + 1
