@@ -106,6 +106,15 @@ class ProxiedDriverHandle(ProcessDriverHandle):
         """Let held calls go on (``unblock``)."""
         self.the_proxy.release()
 
+    def reset_connections(self) -> None:
+        """End the kubelet's connections to the proxy's DRA socket (``resetConnections``)."""
+        self.the_proxy.reset_connections()
+
+    def refuse_connections(self, refuse: bool) -> None:
+        """Close the proxy's DRA socket, or serve it again (``refuseConnections``); the driver
+        keeps running."""
+        self.the_proxy.refuse(refuse)
+
     def close(self) -> None:
         """Stop the proxy and the process."""
         with contextlib.suppress(Exception):
