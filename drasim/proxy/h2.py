@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
-import hpack
+from drasim.proxy.hpackread import HpackReader, HpackReadError
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 """What a client sends first on every HTTP/2 connection."""
@@ -114,8 +114,7 @@ class _Direction:
         self.first = True  # the first frame after the preface must be SETTINGS
         self.max_frame = DEFAULT_MAX_FRAME
         """The largest frame this direction may carry (the other side's SETTINGS_MAX_FRAME_SIZE)."""
-        self.decoder = hpack.Decoder(max_header_list_size=MAX_HEADER_LIST)
-        self.decoder.max_allowed_table_size = MAX_TABLE_SIZE
+        self.decoder = HpackReader(MAX_TABLE_SIZE, MAX_HEADER_LIST)
         self.block: bytearray | None = None  # a header block waiting for CONTINUATION
         self.block_stream = 0
         self.block_end_stream = False
@@ -123,7 +122,7 @@ class _Direction:
         # Blocks that left the HPACK table as it was decode the same way until the table
         # changes: gRPC's replies repeat the same few indexed blocks, read once here.
         self.cache: dict[bytes, dict[bytes, bytes]] = {}
-        self.table_state: tuple[object, int, int] = (None, 0, self.decoder.header_table.maxsize)
+        self.table_state: tuple[object, int, int] = (None, 0, self.decoder.table.maxsize)
 
     def decode(self, block: bytes) -> dict[bytes, bytes]:
         """The fields of one header block (decoded in order: the table follows the sender's)."""
@@ -131,11 +130,10 @@ class _Direction:
         if found is not None:
             return found
         try:
-            headers = self.decoder.decode(block, raw=True)
-        except hpack.HPACKError as err:
+            fields = dict(self.decoder.decode(block))
+        except HpackReadError as err:
             raise H2Error(f"a header block that does not decode (HPACK): {err}") from None
-        fields = {bytes(k): bytes(v) for k, v in headers}
-        table = self.decoder.header_table
+        table = self.decoder.table
         entries = table.dynamic_entries
         state = (entries[0] if entries else None, len(entries), table.maxsize)
         before = self.table_state
