@@ -1,5 +1,7 @@
-"""One proxied socket: a gRPC server on the proxy's path that forwards every call to the
-driver's socket as bytes, journals it, and applies the proxy's fault rules on the way.
+"""The proxy's grpcio path for one socket: a gRPC server on the proxy's path that forwards
+every call to the driver's socket as bytes, journals it, and applies the proxy's fault rules
+on the way. Registration sockets always take it; a DRA socket takes it when fault rules are set
+(otherwise it is spliced: :mod:`drasim.proxy.splice`).
 
 Unary calls are forwarded with the caller's remaining deadline and cancelled when the
 caller gives up (except calls a ``block`` rule held: those are forwarded whatever the
