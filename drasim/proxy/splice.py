@@ -1,11 +1,11 @@
 """The proxy's fast path on a DRA socket: the kubelet's connection spliced to the driver's.
 
 Each connection the kubelet opens on the proxy's socket gets one connection to the driver's
-socket, and the bytes are copied both ways unchanged by two threads (one per direction,
-each blocked in ``recv`` until bytes come). On the side, :mod:`drasim.proxy.h2` reads the
-HTTP/2 frames of both directions and each call is journaled as the grpcio path
-(:mod:`drasim.proxy.forward`) journals it. The driver's bytes are read before they are
-passed on, so a call is in the journal before the kubelet has its reply.
+socket, and the bytes are copied both ways unchanged by one thread waiting on both sockets.
+On the side, :mod:`drasim.proxy.h2` reads the HTTP/2 frames of both directions and each call
+is journaled as the grpcio path (:mod:`drasim.proxy.forward`) journals it. The driver's bytes
+are read before they are passed on, so a call is in the journal before the kubelet has its
+reply.
 
 Nothing is rewritten, held or answered here: the proxy uses the splice only while no fault
 rule can apply (:meth:`drasim.proxy.proxy.Proxy.add_faults` moves a spliced socket to the
@@ -17,6 +17,7 @@ A driver whose connection ends (it died, it closed) ends the kubelet's connectio
 from __future__ import annotations
 
 import contextlib
+import select
 import socket
 import threading
 import time
@@ -223,98 +224,78 @@ class Splicer:
 
 
 class _Link:
-    """One kubelet connection and its driver connection."""
+    """One kubelet connection and its driver connection, copied by one thread.
+
+    One thread waits on both sockets (``poll``) and copies whichever has bytes: one thread,
+    not one per direction, hands the GIL around less (docs/performance.md measured it). The
+    kubelet's bytes are read right after they are passed on, so a reply is never read before
+    the request it answers; the driver's bytes are read before they are passed on.
+    """
 
     def __init__(self, splicer: Splicer, client: socket.socket, server: socket.socket) -> None:
         self.splicer = splicer
         self.client = client
         self.server = server
-        self._lock = threading.Lock()
         self._h2 = H2Connection(
             splicer.journal_end, splicer.journal_reply, splicer.journal_request, streaming=_is_watch
         )
         self._reading = splicer.proxy.journaling  # False once the bytes stopped being HTTP/2
-        self._unread: list[bytes] = []
-        """The kubelet's bytes passed on, not read yet."""
-        self._ended = False
+        self._aborted = False
 
     def run(self) -> None:
-        """Copy both ways until the connection ends (this thread: the driver's direction)."""
-        other = threading.Thread(target=self._from_client, name="drasim-splice-in", daemon=True)
-        other.start()
+        """Copy both ways until the connection ends."""
+        why = "drasim proxy: the connection ended before the call did"
         try:
-            self._from_server()
-            other.join()
-            self._end("drasim proxy: the connection ended before the call did")
+            why = self._copy() or why
+        except H2Error as err:
+            who = err.who or "peer"
+            self._reading = False
+            self.splicer.proxy.note_error(
+                f"the {who} sent bytes that are not HTTP/2 ({err}); the proxy closed the connection"
+            )
+            why = f"drasim proxy: the {who} sent bytes that are not HTTP/2 ({err})"
         finally:
+            if self._aborted:
+                why = "drasim proxy: the proxy ended the connection (reset, refused or stopped)"
+            self._h2.close(why)  # the calls still open end now
             _shut(self.client)
             _shut(self.server)
 
-    def _from_client(self) -> None:
-        src, dst = self.client, self.server
+    def _copy(self) -> str | None:
+        """Copy until the driver's side ends (returns why) or the kubelet's does (``None``)."""
+        client, server = self.client, self.server
+        client_fd, server_fd = client.fileno(), server.fileno()
+        poller = select.poll()
+        poller.register(client_fd, select.POLLIN)
+        poller.register(server_fd, select.POLLIN)
+        reading = True  # the kubelet still sends
         try:
-            while data := src.recv(CHUNK):
-                if self._reading:
-                    with self._lock:
-                        self._unread.append(data)
-                dst.sendall(data)
-                if self._reading:  # read while the driver works, unless the reply came first
-                    with self._lock:
-                        self._read_client()
-            with contextlib.suppress(OSError):  # the kubelet half-closed: so does the proxy
-                dst.shutdown(socket.SHUT_WR)
-        except H2Error as err:
-            self._garbage(err)
+            while True:
+                for fd, _ in poller.poll():
+                    if fd == server_fd:
+                        data = server.recv(CHUNK)
+                        if not data:  # the driver died or closed: so does the kubelet's side
+                            return "drasim proxy: the driver's connection ended during the call"
+                        if self._reading:
+                            self._h2.server_bytes(data)
+                        client.sendall(data)
+                    elif reading:
+                        data = client.recv(CHUNK)
+                        if not data:  # the kubelet half-closed: so does the proxy
+                            reading = False
+                            poller.unregister(client_fd)
+                            with contextlib.suppress(OSError):
+                                server.shutdown(socket.SHUT_WR)
+                            continue
+                        server.sendall(data)
+                        if self._reading:  # read while the driver works on it
+                            self._h2.client_bytes(data)
         except OSError:
-            self.abort()
-
-    def _read_client(self) -> None:
-        """Read the kubelet's bytes not read yet (holding the lock)."""
-        unread, self._unread = self._unread, []
-        for data in unread:
-            self._h2.client_bytes(data)
-
-    def _from_server(self) -> None:
-        src, dst = self.server, self.client
-        try:
-            while data := src.recv(CHUNK):
-                if self._reading:
-                    with self._lock:
-                        # The kubelet's bytes first: a reply may come before the thread that
-                        # passed the request on has read it.
-                        self._read_client()
-                        self._h2.server_bytes(data)
-                dst.sendall(data)
-        except H2Error as err:
-            self._garbage(err)
-            return
-        except OSError:
-            pass
-        # The driver's connection ended (it died or closed): so does the kubelet's, and
-        # the calls still open on it end now.
-        self._end("drasim proxy: the driver's connection ended during the call")
-        self.abort()
-
-    def _garbage(self, err: H2Error) -> None:
-        who = err.who or "peer"
-        with self._lock:
-            self._reading = False
-            self._unread = []
-        self.splicer.proxy.note_error(
-            f"the {who} sent bytes that are not HTTP/2 ({err}); the proxy closed the connection"
-        )
-        self._end(f"drasim proxy: the {who} sent bytes that are not HTTP/2 ({err})")
-        self.abort()
-
-    def _end(self, why: str) -> None:
-        with self._lock:
-            if self._ended:
-                return
-            self._ended = True
-            self._h2.close(why)
+            return None if not reading else "drasim proxy: the connection was reset"
 
     def abort(self) -> None:
-        """End both connections now (the threads copying them stop; :meth:`run` closes them)."""
+        """End both connections now (the copying thread stops; :meth:`run` closes them)."""
+        self._aborted = True
         for sock in (self.client, self.server):
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
