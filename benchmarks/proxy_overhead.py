@@ -5,16 +5,24 @@ child process, as a real driver does. This process calls NodePrepareResources wi
 over a bare grpcio channel, as the kubelet's client does, taking turns (benchlib.measure_blocks):
 
 - ``direct``: to the driver's own DRA socket;
-- ``proxied``: to the proxy's DRA socket (registered through the proxy's registration socket),
-  the proxy forwarding to the driver and journaling into a drasim Journal;
-- ``proxied_unrecorded``: the same without a recorder (the forwarding alone);
+- ``spliced``: to the proxy's DRA socket (registered through the proxy's registration socket)
+  served by the splice (drasim/proxy/splice.py: bytes copied unchanged, the HTTP/2 frames read
+  on the side), journaling into a drasim Journal: the proxy's path when no fault rule is set;
+- ``spliced_unrecorded``: the same without a recorder (copying and reading the frames alone);
+- ``proxied``: the same through the grpcio path (drasim/proxy/forward.py: a grpcio server that
+  forwards each call over a grpcio channel), the proxy's path when fault rules are set;
+- ``proxied_unrecorded``: the grpcio path without a recorder (the forwarding alone);
 - ``bare_hop``: a minimal forwarder (a grpcio generic handler that passes the bytes on and
   nothing else), the floor of any proxy built on grpcio.
 
 The overhead is the difference of the medians. The proxy runs in this process, as it does in a
 ``drasim run --driver-cmd`` (next to the emulated kubelet).
 
-    python benchmarks/proxy_overhead.py [--iterations N] [--quick]
+``--breakdown`` measures where the splice's time goes instead, adding one piece at a time:
+copying alone, reading the HTTP/2 frames and HPACK blocks (the journal callbacks doing
+nothing), the journal forms of request and reply (no journal), and the journal event (all).
+
+    python benchmarks/proxy_overhead.py [--iterations N] [--quick] [--breakdown]
 """
 
 from __future__ import annotations
@@ -42,6 +50,8 @@ from drasim._proto.pluginregistration.v1 import api_pb2 as reg_pb
 from drasim._proto.pluginregistration.v1 import api_pb2_grpc as reg_grpc
 from drasim.journal import Journal
 from drasim.proxy import Proxy, ProxyConfig
+from drasim.proxy.h2 import Call
+from drasim.proxy.splice import Splicer
 
 PREPARE = "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources"
 CHILD = """
@@ -96,7 +106,7 @@ def _bare_hop(root: Path) -> tuple[grpc.Server, str]:
     return server, endpoint
 
 
-def _proxy(root: Path, name: str, recorder: Journal | None) -> tuple[Proxy, str]:
+def _proxy(root: Path, name: str, recorder: Journal | None, *, splice: bool) -> tuple[Proxy, str]:
     proxy = Proxy(
         ProxyConfig(
             registry_dir=root / name / "registry",
@@ -104,6 +114,7 @@ def _proxy(root: Path, name: str, recorder: Journal | None) -> tuple[Proxy, str]
             socket_dir=root / name / "sock",
             recorder=recorder,
             side="plugin",
+            splice=splice,
         )
     ).start()
     [socket] = proxy.registration_sockets()
@@ -112,10 +123,112 @@ def _proxy(root: Path, name: str, recorder: Journal | None) -> tuple[Proxy, str]
     return proxy, str(info.endpoint)
 
 
+class _FramesOnly(Splicer):
+    """A splice that reads the frames and does nothing with the calls (``--breakdown``)."""
+
+    def journal_end(self, call: Call) -> None:  # noqa: ARG002 - nothing journaled
+        return None
+
+    def journal_request(self, call: Call, request: bytes) -> None:  # noqa: ARG002
+        return None
+
+    def journal_reply(self, call: Call, reply: bytes) -> None:  # noqa: ARG002
+        return None
+
+
+def _breakdown(root: Path, iterations: int, proxies: list[Proxy], channels: list[grpc.Channel]) -> None:
+    """The splice's cost piece by piece (see the module docstring)."""
+    copy, copy_endpoint = _proxy(root, "b1", None, splice=True)
+    proxies.append(copy)
+    frames, frames_endpoint = _proxy(root, "b2", None, splice=True)
+    proxies.append(frames)
+    frames.journaling = True  # read the frames although nothing records
+    [splicer] = frames._endpoints.values()
+    splicer.__class__ = _FramesOnly
+    forms, forms_endpoint = _proxy(root, "b3", None, splice=True)
+    proxies.append(forms)
+    forms.journaling = True
+    full, full_endpoint = _proxy(root, "b4", Journal(), splice=True)
+    proxies.append(full)
+    bodies = []
+    for endpoint in (
+        str(root / "plug" / "dra.sock"),
+        copy_endpoint,
+        frames_endpoint,
+        forms_endpoint,
+        full_endpoint,
+    ):
+        channel, body = _caller(endpoint)
+        channels.append(channel)
+        bodies.append(body)
+    progress(f"proxy_overhead: {iterations} calls each, the splice piece by piece")
+    direct, *steps = measure_blocks(bodies, iterations, warmup=max(20, iterations // 20))
+    result("proxy_splice_breakdown_direct", **direct.fields())
+    for name, stats in zip(("copy", "frames_read", "journal_forms", "journal_event"), steps, strict=True):
+        result(f"proxy_splice_breakdown_{name}", over_direct_us=(stats.median - direct.median) * 1e6)
+
+
+def _overhead(
+    root: Path,
+    iterations: int,
+    proxies: list[Proxy],
+    servers: list[grpc.Server],
+    channels: list[grpc.Channel],
+) -> None:
+    """Direct, the splice and the grpcio path, journaled and not, and the minimal forwarder."""
+    journal, splice_journal = Journal(), Journal()
+    recorded, recorded_endpoint = _proxy(root, "p1", journal, splice=False)
+    bare, bare_endpoint = _proxy(root, "p2", None, splice=False)
+    spliced, spliced_endpoint = _proxy(root, "p3", splice_journal, splice=True)
+    spliced_bare, spliced_bare_endpoint = _proxy(root, "p4", None, splice=True)
+    proxies += [recorded, bare, spliced, spliced_bare]
+    hop, hop_endpoint = _bare_hop(root)
+    servers.append(hop)
+    bodies = []
+    endpoints = (
+        str(root / "plug" / "dra.sock"),
+        spliced_endpoint,
+        spliced_bare_endpoint,
+        recorded_endpoint,
+        bare_endpoint,
+        hop_endpoint,
+    )
+    for endpoint in endpoints:
+        channel, body = _caller(endpoint)
+        channels.append(channel)
+        bodies.append(body)
+    progress(f"proxy_overhead: {iterations} NodePrepareResources calls each, direct and through the proxy")
+    direct, spliced_call, spliced_unrecorded, proxied, unrecorded, bare_hop = measure_blocks(
+        bodies, iterations, warmup=max(20, iterations // 20)
+    )
+    result("proxy_direct_call", **direct.fields())
+    result("proxy_spliced_call", **spliced_call.fields())
+    result("proxy_spliced_unrecorded_call", **spliced_unrecorded.fields())
+    result("proxy_proxied_call", **proxied.fields())
+    result("proxy_proxied_unrecorded_call", **unrecorded.fields())
+    result("proxy_bare_hop_call", **bare_hop.fields())
+    result(
+        "proxy_splice_overhead",
+        recorded_us=(spliced_call.median - direct.median) * 1e6,
+        unrecorded_us=(spliced_unrecorded.median - direct.median) * 1e6,
+        journaled=len(splice_journal.events("rpc")),
+    )
+    result(
+        "proxy_overhead",
+        recorded_us=(proxied.median - direct.median) * 1e6,
+        unrecorded_us=(unrecorded.median - direct.median) * 1e6,
+        bare_hop_us=(bare_hop.median - direct.median) * 1e6,
+        journaled=len(journal.events("rpc")),
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--iterations", type=int, default=3000)
     parser.add_argument("--quick", action="store_true", help="a few hundred calls (the smoke test)")
+    parser.add_argument(
+        "--breakdown", action="store_true", help="where the splice's time goes, piece by piece"
+    )
     args = parser.parse_args(argv)
     iterations = 150 if args.quick else args.iterations
     root = short_dir("drasim-proxy-bench-")
@@ -134,34 +247,10 @@ def main(argv: list[str] | None = None) -> int:
         if child.stdout.readline().strip() != "ready":
             raise RuntimeError("the trivial driver did not start")
         _until((root / "reg" / f"{DRIVER}-reg.sock").exists)
-        journal = Journal()
-        recorded, recorded_endpoint = _proxy(root, "p1", journal)
-        bare, bare_endpoint = _proxy(root, "p2", None)
-        proxies += [recorded, bare]
-        hop, hop_endpoint = _bare_hop(root)
-        servers.append(hop)
-        bodies = []
-        for endpoint in (str(root / "plug" / "dra.sock"), recorded_endpoint, bare_endpoint, hop_endpoint):
-            channel, body = _caller(endpoint)
-            channels.append(channel)
-            bodies.append(body)
-        progress(
-            f"proxy_overhead: {iterations} NodePrepareResources calls each, direct and through the proxy"
-        )
-        direct, proxied, unrecorded, bare_hop = measure_blocks(
-            bodies, iterations, warmup=max(20, iterations // 20)
-        )
-        result("proxy_direct_call", **direct.fields())
-        result("proxy_proxied_call", **proxied.fields())
-        result("proxy_proxied_unrecorded_call", **unrecorded.fields())
-        result("proxy_bare_hop_call", **bare_hop.fields())
-        result(
-            "proxy_overhead",
-            recorded_us=(proxied.median - direct.median) * 1e6,
-            unrecorded_us=(unrecorded.median - direct.median) * 1e6,
-            bare_hop_us=(bare_hop.median - direct.median) * 1e6,
-            journaled=len(journal.events("rpc")),
-        )
+        if args.breakdown:
+            _breakdown(root, iterations, proxies, channels)
+        else:
+            _overhead(root, iterations, proxies, servers, channels)
     finally:
         for channel in channels:
             channel.close()

@@ -94,7 +94,10 @@ class _Instance:
         self.board = HealthBoard(driver.config.node_name, driver.config.device_names())
         self.board.apply(driver.behaviour.health)
         self.servers: list[grpc.Server] = []
+        """The DRA socket's server first, then the registration socket's."""
         self.executors: list[futures.ThreadPoolExecutor] = []
+        self.refusing = False
+        """The DRA socket is closed by :meth:`FakeDriver.refuse_connections`."""
 
     def release_workers(self) -> None:
         """Let the servers' worker threads end once idle (grpc's stop leaves them waiting)."""
@@ -283,6 +286,42 @@ class FakeDriver:
         with self._release:
             self._release.notify_all()
         return instance
+
+    def reset_connections(self) -> None:
+        """End every connection to the DRA socket (calls in flight fail ``Unavailable``) and
+        serve it again at once, as a driver whose gRPC server dropped its connections."""
+        with self._lifecycle:
+            instance = self._running()
+            if instance.refusing:
+                return
+            instance.servers[0].stop(0).wait()
+            instance.servers[0] = self._serve_dra(instance)
+
+    def refuse_connections(self, refuse: bool = True) -> None:
+        """Close the DRA socket (connections end, new ones are refused) until
+        ``refuse_connections(False)``; the registration socket and the driver's state stay."""
+        with self._lifecycle:
+            instance = self._running()
+            if refuse == instance.refusing:
+                return
+            if refuse:
+                instance.servers[0].stop(0).wait()
+            else:
+                instance.servers[0] = self._serve_dra(instance)
+            instance.refusing = refuse
+
+    def _running(self) -> _Instance:
+        instance = self._instance
+        if instance is None:
+            raise DrasimError(f"fake driver {self.config.driver_name} is not running")
+        if self.config.plugin_path == self.config.registration_path:
+            raise ConfigError(
+                f"fake driver {self.config.driver_name}: its DRA service shares the registration socket"
+            )
+        return instance
+
+    def _serve_dra(self, instance: _Instance) -> grpc.Server:
+        return self._serve(self.config.plugin_path, self._dra_servicers(instance), instance.executors)
 
     def restart(self, *, kill: bool = False) -> None:
         """Stop (or kill) and start again: in-memory state is rebuilt from the checkpoint."""

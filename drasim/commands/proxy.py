@@ -61,6 +61,13 @@ def register(subparsers: Any) -> None:
         metavar="SERVICE",
         help="DRA services GetInfo advertises in place of the driver's own",
     )
+    parser.add_argument(
+        "--no-splice",
+        dest="splice",
+        action="store_false",
+        help="serve DRA sockets through the grpcio path even without fault rules "
+        "(by default their bytes are spliced to the driver's: see docs/real-driver.md)",
+    )
     parser.set_defaults(func=_run)
 
 
@@ -132,6 +139,7 @@ def _run(args: argparse.Namespace) -> int:
             faults=faults,
             driver_pid=args.driver_pid,
             advertise=args.advertise,
+            splice=args.splice,
         )
         print(
             f"drasim proxy: {args.driver_registry_dir} -> {args.registry_dir}"

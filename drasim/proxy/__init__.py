@@ -7,7 +7,10 @@ socket the driver creates there, serves one of the same name in the kubelet's
 the registry directory) registers through it: ``GetInfo`` is forwarded to the driver and its
 ``endpoint`` replaced by the proxy's own DRA socket (in ``socket_dir``);
 ``NotifyRegistrationStatus`` is passed through. Every call on the DRA socket (any
-``DRAPlugin`` version, ``DRAResourceHealth``) is forwarded to the driver's socket.
+``DRAPlugin`` version, ``DRAResourceHealth``) reaches the driver's socket: spliced, the bytes
+copied unchanged and the HTTP/2 frames read on the side (:mod:`drasim.proxy.splice`,
+:mod:`drasim.proxy.h2`), while no fault rule can apply; through a grpcio server that forwards
+each call (:mod:`drasim.proxy.forward`) when rules are set.
 
 Each call is journaled as an ``rpc`` event with the fields drasim's kubelet client writes
 (:mod:`drasim.plugins.client`), so ``expectCalls`` and the reports read it unchanged, and

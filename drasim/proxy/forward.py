@@ -1,5 +1,7 @@
-"""One proxied socket: a gRPC server on the proxy's path that forwards every call to the
-driver's socket as bytes, journals it, and applies the proxy's fault rules on the way.
+"""The proxy's grpcio path for one socket: a gRPC server on the proxy's path that forwards
+every call to the driver's socket as bytes, journals it, and applies the proxy's fault rules
+on the way. Registration sockets always take it; a DRA socket takes it when fault rules are set
+(otherwise it is spliced: :mod:`drasim.proxy.splice`).
 
 Unary calls are forwarded with the caller's remaining deadline and cancelled when the
 caller gives up (except calls a ``block`` rule held: those are forwarded whatever the
@@ -27,13 +29,16 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import grpc
 
 from drasim.faults import CLAIM_RPCS, PluginFault
-from drasim.plugins import conversion
 from drasim.plugins.client import go_code_name
 from drasim.proxy import wire
 from drasim.values import ClaimRef
 
 if TYPE_CHECKING:
     from drasim.proxy.proxy import Proxy
+
+GET_INFO_WAIT = 5.0
+"""Real seconds at most a forwarded ``GetInfo`` waits for the driver's registration socket to
+take the call (less when the kubelet's deadline is nearer: upstream's kubelet gives it 1 s)."""
 
 DETACHED_TIMEOUT = 60.0
 """Real seconds a call released from a ``block`` rule may take at the driver (its caller may be gone)."""
@@ -251,8 +256,13 @@ class Forwarder:
         # and a call the caller gave up on ends at that same deadline at the driver.
         call = self._callable(path, stream=False)
         timeout = DETACHED_TIMEOUT if detached else context.time_remaining()
+        # A restarted driver creates its registration socket before it serves on it: GetInfo
+        # waits for the driver (within the kubelet's deadline) instead of failing at once.
+        ready = path == wire.GET_INFO
+        if ready:
+            timeout = min(timeout, GET_INFO_WAIT) if timeout is not None else GET_INFO_WAIT
         try:
-            return call(request, timeout=timeout)  # type: ignore[no-any-return]
+            return call(request, timeout=timeout, wait_for_ready=ready)  # type: ignore[no-any-return]
         except grpc.RpcError as err:
             code = err.code() if callable(getattr(err, "code", None)) else grpc.StatusCode.UNKNOWN
             details = err.details() if callable(getattr(err, "details", None)) else str(err)
@@ -270,17 +280,8 @@ class Forwarder:
         code: str,
         error: str | None,
     ) -> None:
-        if service is not None and rpc in CLAIM_RPCS:
-            request_json: Any = conversion.claims_json(claims)
-            response: Any = None if reply is None else wire.reply_json(service, rpc, reply)
-        elif rpc == "GetInfo":
-            request_json = {}
-            response = None if reply is None else wire.message_json(wire.plugin_info(reply))
-        elif rpc == "NotifyRegistrationStatus":
-            request_json = wire.notify_json(request)
-            response = None if reply is None else {}
-        else:
-            request_json, response = None, None
+        claimed = claims if service is not None and rpc in CLAIM_RPCS else None
+        request_json, response = wire.call_json(path, request, reply, claimed)
         self.proxy.record(
             self,
             path,

@@ -20,6 +20,10 @@ from drasim.plugins.conversion import method_path
 from drasim.proxy import wire
 from drasim.proxy.forward import Forwarder
 from drasim.proxy.rules import FaultRules
+from drasim.proxy.splice import Splicer
+
+Endpoint = Forwarder | Splicer
+"""A proxied DRA socket: the grpcio path or the splice."""
 
 CONNECT_WAIT = 0.1
 """Real seconds a forwarded GetInfo waits for the proxy to reach the driver's DRA socket."""
@@ -65,6 +69,10 @@ class ProxyConfig:
     A name in ``registry_dir`` is the "common socket" layout (the DRA socket next to the
     registration socket)."""
     poll_interval: float = DEFAULT_POLL_INTERVAL
+    splice: bool = True
+    """Serve DRA sockets with the splice (:mod:`drasim.proxy.splice`: the bytes copied unchanged,
+    the calls read on the side) while no fault rule is set and ``advertise`` is ``None``; the
+    grpcio path (:mod:`drasim.proxy.forward`) otherwise. False: always the grpcio path."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Fields added to every journaled call (e.g. ``{"via": "proxy"}``)."""
 
@@ -78,9 +86,11 @@ class Proxy:
         self.driver_name = config.driver_name
         recorder = config.recorder if config.recorder is not None else NullRecorder()
         self._record = ready_recording(recorder)
+        self.journaling = type(recorder) is not NullRecorder
+        """Whether anything reads the journal (without, the splice copies bytes and reads none)."""
         self._lock = threading.RLock()
         self._registrations: dict[str, tuple[tuple[int, int], Forwarder]] = {}
-        self._endpoints: dict[str, Forwarder] = {}
+        self._endpoints: dict[str, Endpoint] = {}
         self._driver_services: list[str] = []
         self._paths: dict[str, str] = {}
         self._stop = threading.Event()
@@ -209,7 +219,11 @@ class Proxy:
         self._paths[path] = target
         return target
 
-    def endpoint_for(self, upstream: Path) -> Forwarder:
+    def splicing(self) -> bool:
+        """Whether a DRA socket created now is a splice (see :attr:`ProxyConfig.splice`)."""
+        return self.config.splice and self.config.advertise is None and not self.rules.count()
+
+    def endpoint_for(self, upstream: Path) -> Endpoint:
         """The proxy's serving DRA socket in front of the driver's ``upstream`` socket."""
         key = str(upstream)
         with self._lock:
@@ -223,15 +237,51 @@ class Proxy:
                     if named is not None and not taken
                     else self.config.socket_dir / f"dra-{digest}.sock"
                 )
-                fw = self._endpoints[key] = Forwarder(self, listen, upstream, mirror_connection=True)
+                fw = self._endpoints[key] = (
+                    Splicer(self, listen, upstream)
+                    if self.splicing()
+                    else Forwarder(self, listen, upstream, mirror_connection=True)
+                )
         fw.start()
         fw.connect(CONNECT_WAIT)
         return fw
 
     # ------------------------------------------------------------------ faults
     def add_faults(self, faults: Sequence[PluginFault]) -> None:
-        """Add rules after the others (``delay`` in real seconds)."""
+        """Add rules after the others (``delay`` in real seconds).
+
+        The splice cannot apply rules: a spliced DRA socket moves to the grpcio path first
+        (its connections are reset, so every later call meets the rules; a call in flight
+        then ends ``Unavailable``), with a ``fault`` event in the journal saying so.
+        """
         self.rules.extend(faults)
+        if faults:
+            self._leave_splice()
+
+    def _leave_splice(self) -> None:
+        with self._lock:
+            spliced = [(key, fw) for key, fw in self._endpoints.items() if isinstance(fw, Splicer)]
+            moved: list[Forwarder] = []
+            for key, splicer in spliced:
+                splicer.close()
+                fw = Forwarder(self, splicer.listen, splicer.upstream, mirror_connection=True)
+                fw.refusing = splicer.refusing
+                self._endpoints[key] = fw
+                moved.append(fw)
+        if not moved:
+            return
+        self._record(
+            "fault",
+            {
+                "where": "proxy",
+                "driver": self.driver_name,
+                "description": "fault rules added: the spliced DRA sockets moved to the grpcio path "
+                "(their connections were reset)",
+            },
+        )
+        for fw in moved:
+            fw.start()
+            fw.connect(CONNECT_WAIT)
 
     def clear_faults(self) -> None:
         """Remove every rule and release every held call."""
@@ -267,6 +317,12 @@ class Proxy:
             else:
                 fw.start()
 
+    def note_error(self, what: str) -> None:
+        """Journal something wrong on the wire (a ``fault`` event, ``where: proxy``)."""
+        self._record(
+            "fault", {"where": "proxy", "driver": self.driver_name, "description": what, "error": what}
+        )
+
     def crash_driver(self, why: str) -> None:
         """Kill the driver process at once (a ``crash`` rule)."""
         self.crashes += 1
@@ -282,7 +338,7 @@ class Proxy:
     # ------------------------------------------------------------------ journal
     def record(
         self,
-        forwarder: Forwarder,
+        forwarder: Endpoint,
         path: str,
         *,
         request: Any,

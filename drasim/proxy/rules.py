@@ -74,6 +74,11 @@ class FaultRules:
                 return rule
         return None
 
+    def count(self) -> int:
+        """How many rules there are."""
+        with self._cond:
+            return len(self._rules)
+
     def fired(self) -> list[int]:
         """How often each rule applied, in order."""
         with self._cond:

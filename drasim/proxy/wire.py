@@ -13,7 +13,7 @@ from google.protobuf.json_format import MessageToDict
 
 from drasim._proto.pluginregistration.v1 import api_pb2 as reg_pb
 from drasim.apiversions import DRA_APIS, HEALTH_APIS, PluginApi
-from drasim.faults import PluginFault
+from drasim.faults import CLAIM_RPCS, PluginFault
 from drasim.plugins import conversion
 from drasim.proxy.rules import claim_selected
 from drasim.values import ClaimRef
@@ -109,6 +109,40 @@ def message_json(message: Any) -> dict[str, Any]:
 def notify_json(data: bytes) -> dict[str, Any]:
     """The journal form of a ``RegistrationStatus`` request."""
     return message_json(reg_pb.RegistrationStatus.FromString(data))
+
+
+def call_json(
+    path: str, request: bytes, reply: bytes | None, claims: tuple[ClaimRef, ...] | None = None
+) -> tuple[Any, Any]:
+    """The journal form of one unary call's request and reply (``reply`` ``None``: it failed),
+    as the kubelet's client writes them; methods the proxy does not read are ``None``."""
+    return request_form(path, request, claims), None if reply is None else reply_form(path, reply)
+
+
+def request_form(path: str, request: bytes, claims: tuple[ClaimRef, ...] | None = None) -> Any:
+    """The journal form of a unary call's request (``None``: a method the proxy does not read)."""
+    _, rpc = split_method(path)
+    service = dra_service(path)
+    if service is not None and rpc in CLAIM_RPCS:
+        return conversion.claims_json(claims if claims is not None else request_claims(service, request))
+    if rpc == "GetInfo":
+        return {}
+    if rpc == "NotifyRegistrationStatus":
+        return notify_json(request)
+    return None
+
+
+def reply_form(path: str, reply: bytes) -> Any:
+    """The journal form of a unary call's reply (``None``: a method the proxy does not read)."""
+    _, rpc = split_method(path)
+    service = dra_service(path)
+    if service is not None and rpc in CLAIM_RPCS:
+        return reply_json(service, rpc, reply)
+    if rpc == "GetInfo":
+        return message_json(plugin_info(reply))
+    if rpc == "NotifyRegistrationStatus":
+        return {}
+    return None
 
 
 def health_json(api: PluginApi, data: bytes) -> dict[str, Any]:

@@ -176,6 +176,14 @@ class FakeDriverHandle:
         self._driver.clear_faults()
         self._driver.release_hangs()
 
+    def reset_connections(self) -> None:
+        """End the kubelet's connections to the DRA socket (``resetConnections``)."""
+        self._driver.reset_connections()
+
+    def refuse_connections(self, refuse: bool) -> None:
+        """Close the DRA socket, or serve it again (``refuseConnections``)."""
+        self._driver.refuse_connections(refuse)
+
     def set_health(
         self, device: str, health: str, *, pool: str, message: str, timeout_seconds: int = 0
     ) -> None:

@@ -66,15 +66,20 @@ class DriverFleet:
 
     # ------------------------------------------------------------------ building
     def build(
-        self, specs: list[DriverSpec], replacement: CommandDriverSpec | None, *, proxied: bool = False
+        self,
+        specs: list[DriverSpec],
+        replacement: CommandDriverSpec | None,
+        *,
+        proxied: bool = False,
+        splice: bool = True,
     ) -> None:
         """Create (not start) every driver; ``replacement`` runs instead of the first, behind
         drasim's proxy when ``proxied`` (the proxy presents the fake driver it replaces and
-        applies that driver's fault rules)."""
+        applies that driver's fault rules; ``splice``: it may splice the DRA socket)."""
         for i, spec in enumerate(specs):
             if i == 0 and replacement is not None:
                 self.drivers[spec.name] = (
-                    self._proxied_driver(replacement, spec.fake)
+                    self._proxied_driver(replacement, spec.fake, splice=splice)
                     if proxied
                     else self._process_driver(replacement)
                 )
@@ -102,7 +107,9 @@ class DriverFleet:
             fsync=self.options.fsync,
         )
 
-    def _proxied_driver(self, command: CommandDriverSpec, replaces: FakeDriverSpec | None) -> DriverHandle:
+    def _proxied_driver(
+        self, command: CommandDriverSpec, replaces: FakeDriverSpec | None, *, splice: bool = True
+    ) -> DriverHandle:
         """A driver process behind drasim's proxy (:mod:`drasim.runner.proxied`)."""
         from drasim.runner.proxied import proxied_driver
 
@@ -117,6 +124,7 @@ class DriverFleet:
             faults=faults,
             time_scale=self.time_scale,
             fake=replaces,
+            splice=splice,
         )
 
     def _process_driver(self, command: CommandDriverSpec) -> DriverHandle:

@@ -68,6 +68,10 @@ class RunPlan:
     driver_capabilities: tuple[str, ...]
     """What the replacement can do, for skipping scenarios: the declared ``--capability`` names,
     and ``proxy`` when :attr:`proxied` (declaring ``proxy`` without the proxy grants nothing)."""
+    proxy_splice: bool = True
+    """The proxy may splice the DRA socket's bytes (:mod:`drasim.proxy.splice`): the scenario
+    sets no plugin fault rule, from the start or by a ``fault`` step, which only the proxy's
+    grpcio path applies."""
 
     @property
     def version(self) -> KubeletVersion:
@@ -139,6 +143,7 @@ def plan_run(scenario: Scenario, options: RunOptions | None = None) -> RunPlan:
         first_driver=replacement.name if replacement else drivers[0].name if drivers else "",
         proxied=replacement is not None and options.proxy,
         driver_capabilities=_driver_capabilities(options),
+        proxy_splice=not _sets_plugin_faults(scenario),
     )
 
 
@@ -147,6 +152,16 @@ def _upstream_release(choice: str, version: str) -> str:
     from drasim.upstream_kubelet.choice import parse_kubelet_choice, release_for
 
     return release_for(parse_kubelet_choice(choice), version)
+
+
+def _sets_plugin_faults(scenario: Scenario) -> bool:
+    """Whether a driver of ``scenario`` gets plugin fault rules (from the start or by a step)."""
+    if any(spec.fake is not None and spec.fake.faults for spec in scenario.spec.all_drivers()):
+        return True
+    return any(
+        step.name == "fault" and getattr(step.args, "plugin", None) is not None
+        for step in walk_steps(scenario.spec.steps)
+    )
 
 
 def _driver_capabilities(options: RunOptions) -> tuple[str, ...]:

@@ -43,6 +43,8 @@ class ProxiedDriverHandle(ProcessDriverHandle):
     time_scale: float = 1.0
     layout: Mapping[str, object] = field(default_factory=dict)
     """More :class:`ProxyConfig` fields: what the driver advertises and its socket names."""
+    splice: bool = True
+    """The proxy may splice the DRA socket (:attr:`ProxyConfig.splice`)."""
     proxy: Proxy | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
@@ -59,6 +61,7 @@ class ProxiedDriverHandle(ProcessDriverHandle):
                 kill_driver=self._crash,
                 driver_name=self.name,
                 extra={"via": "proxy"},
+                splice=self.splice,
                 **self.layout,  # type: ignore[arg-type]
             )
         )
@@ -103,6 +106,15 @@ class ProxiedDriverHandle(ProcessDriverHandle):
         """Let held calls go on (``unblock``)."""
         self.the_proxy.release()
 
+    def reset_connections(self) -> None:
+        """End the kubelet's connections to the proxy's DRA socket (``resetConnections``)."""
+        self.the_proxy.reset_connections()
+
+    def refuse_connections(self, refuse: bool) -> None:
+        """Close the proxy's DRA socket, or serve it again (``refuseConnections``); the driver
+        keeps running."""
+        self.the_proxy.refuse(refuse)
+
     def close(self) -> None:
         """Stop the proxy and the process."""
         with contextlib.suppress(Exception):
@@ -120,6 +132,7 @@ def proxied_driver(
     faults: Sequence[PluginFault],
     time_scale: float,
     fake: FakeDriverSpec | None = None,
+    splice: bool = True,
 ) -> ProxiedDriverHandle:
     """A driver process that registers through a proxy (its ``{registrar_dir}`` is the proxy's).
 
@@ -138,6 +151,7 @@ def proxied_driver(
         faults=faults,
         time_scale=time_scale,
         layout=layout,
+        splice=splice,
     )
 
 

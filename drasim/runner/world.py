@@ -115,7 +115,12 @@ class World:
         self.api.backend.setup()
         if not self.api.backend.real_cluster:
             self.api.create_node()
-        self.fleet.build(self.plan.driver_specs(), self.plan.replacement, proxied=self.plan.proxied)
+        self.fleet.build(
+            self.plan.driver_specs(),
+            self.plan.replacement,
+            proxied=self.plan.proxied,
+            splice=self.plan.proxy_splice,
+        )
         for fault in self.plan.scenario.spec.api_server.faults:
             self.api.add_api_fault(fault)
         for obj in self.plan.scenario.spec.objects:

@@ -444,6 +444,42 @@ class Unblock:
     driver: str = field(default="", metadata=doc("Driver; may be omitted when the scenario has one driver."))
 
 
+@step(
+    "resetConnections",
+    shorthand="driver",
+    needs={"proxy": "resets the kubelet's connections to the plugin ({where})"},
+)
+@dataclass(frozen=True, kw_only=True)
+class ResetConnections:
+    """End the kubelet's connections to the plugin's DRA socket, as a plugin whose gRPC server
+    dropped them: calls in flight fail (``Unavailable``); the kubelet's next call connects again.
+
+    The plugin keeps running, registered, with its state. The fake plugin, or a driver process
+    behind drasim's proxy.
+    """
+
+    driver: str = field(default="", metadata=doc(_DRIVER))
+
+
+@step(
+    "refuseConnections",
+    shorthand="driver",
+    needs={"proxy": "refuses the kubelet's connections to the plugin ({where})"},
+)
+@dataclass(frozen=True, kw_only=True)
+class RefuseConnections:
+    """Close the plugin's DRA socket: the kubelet's connections end and new ones are refused, so
+    its DRA calls fail (``Unavailable``), until ``refuseConnections`` with ``refuse: false``.
+
+    The plugin keeps running and registered, as when its gRPC server alone went away (its
+    registration socket still answers). The fake plugin, or a driver process behind drasim's
+    proxy.
+    """
+
+    driver: str = field(default="", metadata=doc(_DRIVER))
+    refuse: bool = field(default=True, metadata=doc("False: accept connections again."))
+
+
 @step("corruptCheckpoint", shorthand="mode")
 @dataclass(frozen=True, kw_only=True)
 class CorruptCheckpoint:

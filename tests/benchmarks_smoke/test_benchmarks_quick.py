@@ -149,6 +149,8 @@ def test_proxy_overhead_quick() -> None:
     found = results(run("proxy_overhead.py", "--quick"))
     for name in (
         "proxy_direct_call",
+        "proxy_spliced_call",
+        "proxy_spliced_unrecorded_call",
         "proxy_proxied_call",
         "proxy_proxied_unrecorded_call",
         "proxy_bare_hop_call",
@@ -158,3 +160,14 @@ def test_proxy_overhead_quick() -> None:
         assert float(line["median_us"]) > 0
     (overhead,) = found["proxy_overhead"]
     assert int(overhead["journaled"]) > 150  # every proxied call recorded (and the GetInfo)
+    (spliced,) = found["proxy_splice_overhead"]
+    assert int(spliced["journaled"]) == int(overhead["journaled"])  # the splice journals every call too
+
+
+@pytest.mark.timeout(90)
+def test_splice_reader_quick() -> None:
+    found = results(run("splice_reader.py", "--quick"))
+    assert len(found["splice_reader_hpack"]) == len(found["splice_reader_call"]) == 3
+    for line in found["splice_reader_call"]:
+        assert float(line["frames_us"]) > 0
+        assert float(line["frames_and_journal_forms_us"]) > 0

@@ -11,7 +11,7 @@ The handlers live in modules by topic and register themselves in
 - :mod:`.pods`: a pod's life on the node (startPod ... forceDeletePod, reconcile, advanceClock);
 - :mod:`.kubelet`: stopKubelet, startKubelet, restartKubelet;
 - :mod:`.plugins`: the plugins' lifecycle and setDeviceHealth;
-- :mod:`.faults`: fault, clearFaults, unblock;
+- :mod:`.faults`: fault, clearFaults, unblock, resetConnections, refuseConnections;
 - :mod:`.node`: the checkpoint, the CDI directory, rebootNode;
 - :mod:`.control`: mark, parallel.
 """

@@ -1,5 +1,5 @@
-"""Action steps that inject and lift faults: plugin and API-server fault rules, and releasing
-the calls a block or hang fault holds."""
+"""Action steps that inject and lift faults: plugin and API-server fault rules, releasing
+the calls a block or hang fault holds, and resetting or refusing a plugin's connections."""
 
 from __future__ import annotations
 
@@ -71,3 +71,32 @@ def unblock(world: World, args: S.Unblock, ctx: StepContext) -> None:
             )
         mark = int(event["seq"])
     world.journal.record("fault", where="plugin", driver=handle.name, description=f"unblocked {held} call(s)")
+
+
+@handles(S.ResetConnections)
+def reset_connections(world: World, args: S.ResetConnections, ctx: StepContext) -> None:
+    """End the kubelet's connections to the plugin's DRA socket."""
+    handle = _connections(world, args.driver, "resetConnections")
+    handle.reset_connections()
+    world.journal.record("fault", where="plugin", driver=handle.name, description="reset the connections")
+
+
+@handles(S.RefuseConnections)
+def refuse_connections(world: World, args: S.RefuseConnections, ctx: StepContext) -> None:
+    """Close the plugin's DRA socket until ``refuse: false``."""
+    handle = _connections(world, args.driver, "refuseConnections")
+    handle.refuse_connections(args.refuse)
+    what = "refuses connections" if args.refuse else "accepts connections again"
+    world.journal.record("fault", where="plugin", driver=handle.name, description=what)
+
+
+def _connections(world: World, driver: str, step: str) -> FakeDriverHandle | ProxiedDriverHandle:
+    """The driver's handle, when something resets and refuses its connections: the fake plugin,
+    or the proxy in front of a driver process."""
+    handle = world.fleet.driver(driver)
+    if isinstance(handle, FakeDriverHandle | ProxiedDriverHandle):
+        return handle
+    raise ConfigError(
+        f"{step}: driver {handle.name} is a real driver process without drasim's proxy; "
+        "it needs the fake plugin or the proxy"
+    )

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from collections.abc import Iterator
+import contextlib
+import socket
+import threading
+from concurrent import futures
 from pathlib import Path
 from typing import Any
 
@@ -12,110 +13,20 @@ import grpc
 import pytest
 
 from drasim._proto.dra.v1 import api_pb2 as dra_v1
-from drasim._proto.dra.v1 import api_pb2_grpc as dra_v1_grpc
 from drasim._proto.dra.v1beta1 import api_pb2 as dra_v1beta1
 from drasim._proto.dra.v1beta1 import api_pb2_grpc as dra_v1beta1_grpc
 from drasim._proto.drahealth.v1alpha1 import api_pb2 as health_pb
 from drasim._proto.drahealth.v1alpha1 import api_pb2_grpc as health_grpc
 from drasim._proto.pluginregistration.v1 import api_pb2 as reg_pb
 from drasim._proto.pluginregistration.v1 import api_pb2_grpc as reg_grpc
-from drasim.apiversions import DRA_SERVICES, HEALTH_V1ALPHA1
 from drasim.faults import UNKNOWN_UID, PluginFault
-from drasim.journal import Journal
 from drasim.journal.kinds import KIND_FIELDS
 from drasim.proxy import Proxy, ProxyConfig
-from fake_plugins import FakeDriver, FakeDriverConfig
+from drasim.proxy.splice import Splicer
 
+Node = Any  # tests/integration/proxy/conftest.py
 DRIVER = "gpu.example.com"
 OPTIONS = [("grpc.use_local_subchannel_pool", 1)]
-
-
-def _claim(name: str, uid: str, device: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaim",
-        "metadata": {"name": name, "namespace": "default", "uid": uid},
-        "spec": {"devices": {"requests": [{"name": "gpu"}]}},
-        "status": {
-            "allocation": {
-                "devices": {
-                    "results": [{"request": "gpu", "driver": DRIVER, "pool": "node-1", "device": device}]
-                }
-            }
-        },
-    }
-
-
-CLAIMS = {("default", "a"): _claim("a", "uid-a", "gpu-0"), ("default", "b"): _claim("b", "uid-b", "gpu-1")}
-
-
-class Node:
-    """A fake driver behind a proxy, and stubs that dial the proxy like a kubelet."""
-
-    def __init__(self, tmp: Path, journal: Journal) -> None:
-        self.tmp = tmp
-        self.journal = journal
-        self.driver = FakeDriver(
-            FakeDriverConfig(
-                driver_name=DRIVER,
-                registry_dir=str(tmp / "driver-registry"),
-                plugin_dir=str(tmp / "plugins" / DRIVER),
-                cdi_dir=str(tmp / "cdi"),
-                state_dir=str(tmp / "state"),
-                services=[*DRA_SERVICES, HEALTH_V1ALPHA1],
-                advertise=["v1.DRAPlugin", "v1beta1.DRAPlugin", HEALTH_V1ALPHA1],
-            ),
-            claim_source=lambda ns, name: CLAIMS[(ns, name)],
-        )
-        self.proxy = Proxy(
-            ProxyConfig(
-                registry_dir=tmp / "registry",
-                driver_registry_dir=tmp / "driver-registry",
-                socket_dir=tmp / "proxy",
-                recorder=journal,
-                side="kubelet",
-            )
-        )
-        self.channels: list[grpc.Channel] = []
-
-    def registration(self) -> Any:
-        self.proxy.sync()
-        [socket] = self.proxy.registration_sockets()
-        return reg_grpc.RegistrationStub(self._channel(socket))
-
-    def register(self) -> str:
-        info = self.registration().GetInfo(reg_pb.InfoRequest(), timeout=5)
-        return str(info.endpoint)
-
-    def _channel(self, path: Path | str) -> grpc.Channel:
-        channel = grpc.insecure_channel(f"unix:{path}", options=OPTIONS)
-        self.channels.append(channel)
-        return channel
-
-    def v1(self, endpoint: str) -> Any:
-        return dra_v1_grpc.DRAPluginStub(self._channel(endpoint))
-
-    def close(self) -> None:
-        for channel in self.channels:
-            channel.close()
-        self.proxy.stop()
-        self.driver.release_hangs()
-        self.driver.stop()
-
-
-@pytest.fixture
-def node() -> Iterator[Node]:
-    # A short directory: pytest's tmp_path under xdist is too long for unix socket paths.
-    root = Path(tempfile.mkdtemp(prefix="drasim-px-", dir="/tmp"))
-    journal = Journal()
-    n = Node(root, journal)
-    n.driver.start()
-    n.proxy.start()
-    try:
-        yield n
-    finally:
-        n.close()
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def _prepare(stub: Any, *names: str, timeout: float = 5) -> Any:
@@ -262,8 +173,15 @@ def test_the_proxys_dra_socket_follows_the_drivers_connection(node: Node) -> Non
     endpoint = node.register()
     _prepare(node.v1(endpoint), "a")
     [forwarder] = node.proxy._endpoints.values()
+    stub = node.v1(endpoint)
+    _prepare(stub, "a")
     node.driver.stop()
-    assert _wait(lambda: not forwarder.serving)
+    if isinstance(forwarder, Splicer):  # the kubelet's connection ended with the driver's
+        with pytest.raises(grpc.RpcError) as err:
+            _prepare(stub, "a", timeout=2)
+        assert err.value.code() == grpc.StatusCode.UNAVAILABLE
+    else:  # the grpcio path stops serving until its channel to the driver is ready again
+        assert _wait(lambda: not forwarder.serving)
     node.driver.start()
     endpoint = node.register()  # the kubelet registers the new socket
     assert forwarder.serving
@@ -323,3 +241,78 @@ def _wait(predicate: Any, timeout: float = 5.0) -> bool:
             return True
         done.wait(0.01)
     return bool(predicate())
+
+
+# ----------------------------------------------------------------------------- a driver restarted slowly
+class _Registration(grpc.GenericRpcHandler):  # type: ignore[type-arg]
+    """A driver's registration service: GetInfo only."""
+
+    def service(self, details: grpc.HandlerCallDetails) -> Any:
+        if not str(details.method).endswith("/GetInfo"):
+            return None
+        info = reg_pb.PluginInfo(
+            type="DRAPlugin", name="slow.example.com", supported_versions=["v1.DRAPlugin"]
+        )
+        return grpc.unary_unary_rpc_method_handler(
+            lambda _request, _context: info.SerializeToString(),
+            request_deserializer=None,
+            response_serializer=None,
+        )
+
+
+def _relay(listener: socket.socket, target: Path) -> None:
+    """Accept on ``listener`` and copy each connection's bytes to and from ``target``."""
+
+    def pump(src: socket.socket, dst: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := src.recv(65536):
+                dst.sendall(data)
+        with contextlib.suppress(OSError):
+            dst.shutdown(socket.SHUT_WR)
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            upstream.connect(str(target))
+            threading.Thread(target=pump, args=(conn, upstream), daemon=True).start()
+            threading.Thread(target=pump, args=(upstream, conn), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+
+
+def test_get_info_waits_for_a_driver_restarted_slowly(short_root: Path) -> None:
+    """The driver's registration socket exists before it serves on it: the kubelet's GetInfo
+    through the proxy waits for it (within the kubelet's deadline) instead of failing at once."""
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2), handlers=[_Registration()])
+    server.add_insecure_port(f"unix:{short_root / 'real.sock'}")
+    server.start()
+    (short_root / "driver-registry").mkdir()
+    # Bound, not listening yet: a connection is refused, as while the driver starts.
+    slow = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    slow.bind(str(short_root / "driver-registry" / "slow.example.com-reg.sock"))
+    proxy = Proxy(
+        ProxyConfig(
+            registry_dir=short_root / "registry",
+            driver_registry_dir=short_root / "driver-registry",
+            socket_dir=short_root / "proxy",
+        )
+    ).start()
+    try:
+        [socket_path] = proxy.registration_sockets()
+        [(_, registration)] = proxy._registrations.values()
+        with grpc.insecure_channel(f"unix:{socket_path}", options=OPTIONS) as channel:
+            reply = reg_grpc.RegistrationStub(channel).GetInfo.future(reg_pb.InfoRequest(), timeout=10)
+            # The proxy tried the driver and was refused; then the driver serves.
+            assert _wait(lambda: registration._state == grpc.ChannelConnectivity.TRANSIENT_FAILURE)
+            assert not reply.done()
+            slow.listen(4)
+            _relay(slow, short_root / "real.sock")
+            assert reply.result(timeout=10).name == "slow.example.com"
+    finally:
+        proxy.stop()
+        slow.close()
+        server.stop(None)
