@@ -97,12 +97,20 @@ def skip_reason(missing: list[Requirement], driver: str = "the driver") -> str:
     return "; ".join(parts)
 
 
-def real_driver_skip_reason(scenario: Scenario, capabilities: Iterable[str] = ()) -> str:
+def real_driver_skip_reason(
+    scenario: Scenario, capabilities: Iterable[str] = (), *, fake: bool = False
+) -> str:
     """Why ``scenario`` cannot run against a real driver with ``capabilities`` ('' when it can).
 
     ``fake-plugin`` is never granted, whatever ``capabilities`` says. Meant for a runner
     that replaces the fake plugin with ``--driver-cmd``; it adds ``proxy`` when its proxy is on.
+    With ``fake``, the driver is drasim's fake plugin: it has every capability drasim knows
+    (:data:`KNOWN_CAPABILITIES`) and no other, so only a scenario's own ``requires:<name>`` tags
+    can skip it (as the pytest plugin skips it).
     """
+    if fake:
+        missing = missing_requirements(scenario, KNOWN_CAPABILITIES)
+        return skip_reason(missing, "the fake plugin") if missing else ""
     caps = {c for c in capabilities if c != FAKE_PLUGIN}
     missing = missing_requirements(scenario, caps)
     return skip_reason(missing, "real driver") if missing else ""

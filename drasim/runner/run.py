@@ -21,7 +21,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeVar
@@ -103,7 +103,11 @@ class ResultBuilder(Protocol[R_co]):
         ...
 
 
-RealDriverSkip = Callable[[Scenario, tuple[str, ...]], str]
+class RealDriverSkip(Protocol):
+    """Why a scenario cannot run against the driver under test ('' when it can):
+    :func:`drasim.conformance.real_driver_skip_reason`. ``fake``: the driver is the fake plugin."""
+
+    def __call__(self, scenario: Scenario, capabilities: tuple[str, ...], *, fake: bool = False) -> str: ...
 """Why a scenario cannot run against a ``--driver-cmd`` driver with these capabilities ('' if it can)."""
 
 
@@ -220,8 +224,8 @@ def _ending(err: Exception, index: int | None, step: Step | None) -> _Ending:
 def _skip_reason(plan: RunPlan, skip: RealDriverSkip | None) -> str:
     """Why the scenario must not run ('' when it may): its kubelet versions, the real driver, the backend."""
     reason, options = plan.version_skip, plan.options
-    if not reason and options.driver_cmd and skip is not None:
-        reason = skip(plan.scenario, plan.driver_capabilities)
+    if not reason and skip is not None:
+        reason = skip(plan.scenario, plan.driver_capabilities, fake=not options.driver_cmd)
     if not reason:
         reason = backend_skip_reason(plan.scenario, options.backend, plan.kubelet_version)
     return reason

@@ -105,3 +105,26 @@ def test_marker_on_python_tests(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("-q", "-rs", "--drasim-driver-cmd", NEVER_STARTED, "--strict-markers")
     result.assert_outcomes(passed=1, skipped=1)
     result.stdout.fnmatch_lines(["*drasim: real driver lacks capability 'admin-access'*--drasim-capability*"])
+
+
+def test_requires_tag_skips_the_same_way_in_drasim_run(tmp_path: Any) -> None:
+    """The CLI route skips a custom-tagged scenario against the fake plugin with the pytest
+    route's reason (it used to run it: the two routes disagreed)."""
+    import contextlib
+    import io
+
+    from drasim.cli import main
+
+    path = tmp_path / "tagged.yaml"
+    path.write_text(TAGGED, encoding="utf-8")
+    report = tmp_path / "r.json"
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        code = main(["run", str(path), "--json", str(report)])
+    assert code == 0, out.getvalue()
+    (result,) = json.loads(report.read_text())["results"]
+    assert result["status"] == "skipped", result
+    assert (
+        result["skipReason"]
+        == "the fake plugin lacks capability 'gpu-sharing' (tagged 'requires:gpu-sharing')"
+    )
