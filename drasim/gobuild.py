@@ -22,6 +22,7 @@ other on a file lock.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -31,6 +32,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -228,7 +230,7 @@ def check(program: str, release: Release | str | None = None) -> str:
     program_dir = source / "cmd" / program
     workdir = _module_for(source, rel, cache, program, private=bool(_overlay_files(program_dir)))
     env = _go_env()
-    overlay_path = cache / "overlay" / f"{program}-{rel.version}.json"
+    overlay_path = _overlay_path(cache, program, workdir)
     replace: dict[str, str] = {}
     if overlay_path.is_file():
         replace.update(json.loads(overlay_path.read_text(encoding="utf-8"))["Replace"])
@@ -237,7 +239,7 @@ def check(program: str, release: Release | str | None = None) -> str:
             replace[str(workdir / "cmd" / program / test.name)] = str(test)
     args: list[str] = ["-tags", rel.tag]
     if replace:
-        check_overlay = cache / "overlay" / f"{program}-{rel.version}-check.json"
+        check_overlay = _overlay_path(cache, program, workdir, "-check")
         check_overlay.write_text(json.dumps({"Replace": replace}, indent=1), encoding="utf-8")
         args += ["-overlay", str(check_overlay)]
     _run(["go", "vet", *args, f"./cmd/{program}"], workdir, env, f"go vet of {program} for Kubernetes {rel}")
@@ -305,10 +307,12 @@ def _module_for(source: Path, rel: Release, cache: Path, program: str, private: 
     """
     if rel == default_release(source) and not private:
         return source
-    workdir = cache / "src" / (f"{program}-{rel.version}" if private else rel.version)
     key = _source_key(source, rel)
+    # Keyed by the source too: several checkouts (worktrees) may build the same release at once.
+    workdir = cache / "src" / (f"{program}-{rel.version}-{key}" if private else f"{rel.version}-{key}")
     stamp = workdir / ".drasim-source"
     if stamp.is_file() and stamp.read_text(encoding="utf-8") == key:
+        os.utime(stamp)  # in use: not pruned (see _prune)
         return workdir
     shutil.rmtree(workdir, ignore_errors=True)
     shutil.copytree(source, workdir, ignore=shutil.ignore_patterns(".git", "*_test.go", "_overlay"))
@@ -382,10 +386,15 @@ def _overlay(
         if not pkg_dir.is_dir():
             raise GoError(f"{file}: package {rel_dir} does not exist in Kubernetes {rel}")
         replace[str(pkg_dir / file.name)] = str(file)
-    path = cache / "overlay" / f"{program}-{rel.version}.json"
+    path = _overlay_path(cache, program, workdir)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"Replace": replace}, indent=1), encoding="utf-8")
     return path
+
+
+def _overlay_path(cache: Path, program: str, workdir: Path, suffix: str = "") -> Path:
+    """The overlay file of one build directory (named after it: one per release and source)."""
+    return cache / "overlay" / f"{program}-{workdir.name}{suffix}.json"
 
 
 def _link_tree(src: Path, dst: Path) -> None:
@@ -429,12 +438,27 @@ def _run(args: list[str], cwd: Path, env: dict[str, str], what: str) -> str:
     return done.stdout
 
 
+PRUNE_AFTER = 24 * 3600.0
+"""Seconds after which another build of the same program and release is removed: not at
+once, as another checkout of drasim (a worktree) may be running its own build right now."""
+
+
 def _prune(keep: Path) -> None:
-    """Remove older builds of the same program and release."""
+    """Remove builds of the same program and release (and their build directories) made more
+    than :data:`PRUNE_AFTER` ago."""
     prefix = keep.name.rsplit("-", 1)[0] + "-"
+    old = time.time() - PRUNE_AFTER
     for other in keep.parent.glob(prefix + "*"):
         if other != keep and other.is_file() and len(other.name) == len(keep.name):
-            other.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                if other.stat().st_mtime < old:
+                    other.unlink()
+    src = keep.parent.parent.parent / "src"
+    for other in src.glob("*-" + "?" * 16) if src.is_dir() else ():
+        with contextlib.suppress(OSError):
+            stamp = other / ".drasim-source"
+            if stamp.stat().st_mtime < old:
+                shutil.rmtree(other, ignore_errors=True)
 
 
 @contextmanager

@@ -192,6 +192,8 @@ class KubeletNode:
     hook: Callable[[str], None]
     """Called at every crash point; raises :class:`SimulatedCrash` to make the kubelet die there."""
     fsync: bool = False
+    record_checkpoint_writes: bool = False
+    """Journal the bytes of every checkpoint write (``drasim diff`` compares them)."""
     release: str | None = None
     """The upstream release an out-of-process kubelet runs (:meth:`RunPlan.release_at`)."""
     kubeconfig: Callable[[], Path] | None = None

@@ -160,6 +160,7 @@ class World:
             on_health_ended=self.health.clear_driver,
             hook=self.kubelet_slot.hook,
             fsync=self.plan.options.fsync,
+            record_checkpoint_writes=self.plan.options.record_checkpoint_bytes,
             release=self.plan.release_at(version.version),
             kubeconfig=self.kubeconfig,
             logs_dir=self.workspace.logs_dir,
