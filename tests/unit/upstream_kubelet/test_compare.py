@@ -154,3 +154,51 @@ def test_devices_raced_by_a_parallel_step_compare_as_a_set() -> None:
     found = first_divergence(run("gpu-0", "gpu-1"), run("gpu-0", "gpu-2"))
     assert found is not None
     assert found.aspect == "cdi"
+
+
+def _writes_journal(step_name: str, writes: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = [
+        {"kind": "step", "t": 1.0, "index": 1, "name": step_name, "text": f"{step_name} {{}}"},
+    ]
+    events += [{"kind": "checkpoint", "path": "/x", "bytes": _checkpoint(w)} for w in writes]
+    events.append({"kind": "step-end", "index": 1, "name": step_name, "outcome": "passed"})
+    return events
+
+
+def test_every_checkpoint_write_is_compared_and_the_first_differing_one_is_named() -> None:
+    a = _entry("a", "11111111-1111-1111-1111-111111111111")
+    b = _entry("b", "22222222-2222-2222-2222-222222222222")
+    emulated = _writes_journal("startPod", [[a], [a, b], [a, b]])
+    upstream = _writes_journal("startPod", [[a], [a, b]])
+    assert [len(s.writes) for s in steps_of(emulated)] == [0, 3]
+    divergence = first_divergence(emulated, upstream)
+    assert divergence is not None
+    assert divergence.aspect == "writes"
+    assert divergence.emulated["write"] == 3
+    assert divergence.emulated["of"] == 3
+    assert divergence.emulated["checkpoint"] is not None
+    assert divergence.upstream == {"write": 3, "of": 2, "checkpoint": None}
+
+
+def test_same_writes_with_other_uids_agree() -> None:
+    first = _writes_journal("startPod", [[_entry("a", "11111111-1111-1111-1111-111111111111")]])
+    second = _writes_journal("startPod", [[_entry("a", "33333333-3333-3333-3333-333333333333")]])
+    assert first_divergence(first, second) is None
+
+
+def test_writes_of_a_parallel_step_compare_by_number_only() -> None:
+    a = _entry("a", "11111111-1111-1111-1111-111111111111")
+    b = _entry("b", "22222222-2222-2222-2222-222222222222")
+    assert (
+        first_divergence(
+            _writes_journal("parallel", [[a], [a, b]]), _writes_journal("parallel", [[b], [a, b]])
+        )
+        is None
+    )
+    divergence = first_divergence(
+        _writes_journal("parallel", [[a]]), _writes_journal("parallel", [[a], [a, b]])
+    )
+    assert divergence is not None
+    assert divergence.aspect == "writes"
+    assert divergence.emulated["writes"] == 1
+    assert divergence.upstream["writes"] == 2
