@@ -127,6 +127,9 @@ class World:
     # ------------------------------------------------------------------ kubelet
     def start_kubelet(self) -> None:
         """Start a kubelet from the checkpoint; raises KubeletError when it refuses to start."""
+        # A new kubelet process: its metrics start from zero (kubelet_metrics.go registers the
+        # DRA histograms in the process's registry), as upstream's program's do.
+        self.metrics.reset()
         kubelet = self.kubelet_slot.create(self._kubelet_node())
         self.health.clear()
         kubelet.advance_timers(0.0)  # the start-up wipe of every ResourceSlice of this node is due at once

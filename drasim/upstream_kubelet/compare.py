@@ -16,6 +16,9 @@ first step where they differ in one of these aspects, in this order:
   together by one ``parallel`` step interleave as their threads run, so there only their
   number is compared;
 - ``checkpoint``: dra_manager_state at the end of the step (see :func:`canonical_checkpoint`);
+- ``metrics``: the DRA metric families the kubelet exposes at the end of the step (see
+  :func:`canonical_metrics`: names, label sets, gauge values and histogram counts; durations
+  are not compared);
 - ``outcome``: the step's own outcome (passed / failed / error).
 
 After a ``parallel`` step that starts pods, devices are compared without who got which (see
@@ -34,7 +37,10 @@ from typing import Any
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 DRA_METHODS = ("NodePrepareResources", "NodeUnprepareResources")
-ASPECTS = ("rpc", "errors", "cdi", "writes", "checkpoint", "outcome")
+ASPECTS = ("rpc", "errors", "cdi", "writes", "checkpoint", "metrics", "outcome")
+METRIC_PREFIX = "dra_"
+"""The metric families compared: the DRA manager's (``dra_operations_duration_seconds``,
+``dra_grpc_operations_duration_seconds``, ``dra_resource_claims_in_use``)."""
 POD_OPERATIONS = ("PrepareResources", "UnprepareResources", "ReconcileUnprepare")
 
 
@@ -50,6 +56,7 @@ class StepView:
     cdi: list[Any] = field(default_factory=list)
     writes: list[Any] = field(default_factory=list)
     checkpoint: Any = None
+    metrics: Any = None
     outcome: str = ""
 
 
@@ -104,11 +111,36 @@ def canonical_checkpoint(text: str | None) -> Any:
     return {"data": inner, "checksumOk": checksum_ok}
 
 
+def canonical_metrics(text: str) -> dict[str, Any]:
+    """The DRA metric families of a Prometheus text exposition in comparable form.
+
+    Per family (name starting with :data:`METRIC_PREFIX`): its type and its series, each a
+    label set with a gauge's or counter's value, or a histogram's observation count. Skipped:
+    histogram buckets and sums (durations, which differ run to run and between a Go and a
+    Python process) and every family outside the DRA manager (process, Go runtime and gRPC
+    library metrics are not the DRA manager's behaviour).
+    """
+    from drasim.upstream_kubelet.metrics import TextMetrics
+
+    parsed = TextMetrics(text)
+    families: dict[str, Any] = {}
+    for name in parsed.names():
+        if not name.startswith(METRIC_PREFIX):
+            continue
+        series = parsed.series(name)
+        families[name] = {
+            "type": parsed.kind(name),
+            "series": sorted(([list(pair) for pair in labels], value) for labels, value in series.items()),
+        }
+    return families
+
+
 def steps_of(journal: Iterable[Mapping[str, Any]]) -> list[StepView]:
     """The journal cut into steps; the checkpoint carries over from the step before."""
     steps = [StepView(0, "set-up")]
     starts = [float("-inf")]
     checkpoint: Any = None
+    metrics: Any = None
     for event in journal:
         kind = event.get("kind")
         current = steps[-1]
@@ -122,17 +154,18 @@ def steps_of(journal: Iterable[Mapping[str, Any]]) -> list[StepView]:
                 )
             )
             steps[-1].checkpoint = checkpoint
+            steps[-1].metrics = metrics
         elif kind == "step-end":
             current.outcome = str(event.get("outcome", ""))
         elif kind == "rpc" and event.get("side") == "plugin":
             _add_call(steps, starts, event)
-        elif kind == "kubelet" and event.get("operation") in POD_OPERATIONS and event.get("error"):
-            who = event.get("pod") or event.get("pod_uid")
-            current.errors.append([event.get("operation"), who, _error_text(str(event.get("error")))])
-        elif kind == "kubelet" and event.get("operation") == "GetResources":
-            current.cdi.append([event.get("pod"), event.get("container"), event.get("cdi")])
+        elif kind == "kubelet":
+            _add_kubelet_event(current, event)
         elif kind == "checkpoint" and "bytes" in event:
             current.writes.append(canonical_checkpoint(event.get("bytes")))
+        elif kind == "metrics-snapshot":
+            metrics = canonical_metrics(str(event.get("text") or ""))
+            current.metrics = metrics
         elif kind == "checkpoint-file":
             checkpoint = canonical_checkpoint(event.get("bytes"))
             current.checkpoint = checkpoint
@@ -141,6 +174,16 @@ def steps_of(journal: Iterable[Mapping[str, Any]]) -> list[StepView]:
         step.errors.sort()
         step.cdi.sort(key=repr)
     return steps
+
+
+def _add_kubelet_event(step: StepView, event: Mapping[str, Any]) -> None:
+    """An error returned to a pod, or the CDI devices a container got."""
+    operation = event.get("operation")
+    if operation in POD_OPERATIONS and event.get("error"):
+        who = event.get("pod") or event.get("pod_uid")
+        step.errors.append([operation, who, _error_text(str(event.get("error")))])
+    elif operation == "GetResources":
+        step.cdi.append([event.get("pod"), event.get("container"), event.get("cdi")])
 
 
 def _add_call(steps: list[StepView], starts: list[float], event: Mapping[str, Any]) -> None:

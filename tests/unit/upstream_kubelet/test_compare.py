@@ -6,7 +6,12 @@ import json
 import zlib
 from typing import Any
 
-from drasim.upstream_kubelet.compare import canonical_checkpoint, first_divergence, steps_of
+from drasim.upstream_kubelet.compare import (
+    canonical_checkpoint,
+    canonical_metrics,
+    first_divergence,
+    steps_of,
+)
 
 POD = "2c6e5a90-02bd-5aa0-9c61-6649c4a2859f"
 
@@ -202,3 +207,47 @@ def test_writes_of_a_parallel_step_compare_by_number_only() -> None:
     assert divergence.aspect == "writes"
     assert divergence.emulated["writes"] == 1
     assert divergence.upstream["writes"] == 2
+
+
+UPSTREAM_METRICS = """# HELP dra_operations_duration_seconds [ALPHA] Latency histogram
+# TYPE dra_operations_duration_seconds histogram
+dra_operations_duration_seconds_bucket{is_error="false",operation_name="PrepareResources",le="0.1"} 1
+dra_operations_duration_seconds_bucket{is_error="false",operation_name="PrepareResources",le="+Inf"} 1
+dra_operations_duration_seconds_sum{is_error="false",operation_name="PrepareResources"} 0.0123
+dra_operations_duration_seconds_count{is_error="false",operation_name="PrepareResources"} 1
+# TYPE dra_resource_claims_in_use gauge
+dra_resource_claims_in_use{driver_name="<any>"} 1
+dra_resource_claims_in_use{driver_name="gpu.example.com"} 1
+# TYPE go_goroutines gauge
+go_goroutines 42
+"""
+
+
+def test_canonical_metrics_keeps_dra_names_labels_values_and_counts_not_durations() -> None:
+    metrics = canonical_metrics(UPSTREAM_METRICS)
+    assert sorted(metrics) == ["dra_operations_duration_seconds", "dra_resource_claims_in_use"]
+    assert metrics["dra_operations_duration_seconds"] == {
+        "type": "histogram",
+        "series": [([["is_error", "false"], ["operation_name", "PrepareResources"]], 1)],
+    }
+    assert metrics["dra_resource_claims_in_use"]["series"] == [
+        ([["driver_name", "<any>"]], 1.0),
+        ([["driver_name", "gpu.example.com"]], 1.0),
+    ]
+    slower = UPSTREAM_METRICS.replace("0.0123", "7.5").replace('le="0.1"} 1', 'le="0.1"} 0')
+    assert canonical_metrics(slower) == metrics
+
+
+def test_metrics_difference_is_reported_after_the_checkpoint() -> None:
+    def run(text: str) -> list[dict[str, Any]]:
+        return [
+            {"kind": "step", "t": 1.0, "index": 1, "name": "startPod", "text": "startPod {}"},
+            {"kind": "metrics-snapshot", "text": text},
+            {"kind": "step-end", "index": 1, "name": "startPod", "outcome": "passed"},
+        ]
+
+    assert first_divergence(run(UPSTREAM_METRICS), run(UPSTREAM_METRICS)) is None
+    fewer = UPSTREAM_METRICS.replace('dra_resource_claims_in_use{driver_name="gpu.example.com"} 1\n', "")
+    divergence = first_divergence(run(UPSTREAM_METRICS), run(fewer))
+    assert divergence is not None
+    assert divergence.aspect == "metrics"
