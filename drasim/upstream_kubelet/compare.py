@@ -9,7 +9,9 @@ first step where they differ in one of these aspects, in this order:
   calls compare as a sorted list, and the claims of one request as a set;
 - ``errors``: the errors PrepareResources / UnprepareResources / reconcile returned to pods
   (UIDs masked: the API server gives claims fresh UIDs in every run);
-- ``cdi``: the CDI devices each container got (GetResources);
+- ``cdi``: the CDI devices each container got (GetResources), grouped per device; the groups
+  of a container compare as a sorted list, since from 1.36 upstream walks a container's claims
+  in Go map order (``GetResources``: ``for claimName, requestNames := range claimRequests``);
 - ``writes``: every write of dra_manager_state the kubelet made in the step, in order (the
   emulated store and upstream's program both journal each write's bytes as a ``checkpoint``
   event); the divergence names the first write that differs. The writes of pods started
@@ -183,7 +185,10 @@ def _add_kubelet_event(step: StepView, event: Mapping[str, Any]) -> None:
         who = event.get("pod") or event.get("pod_uid")
         step.errors.append([operation, who, _error_text(str(event.get("error")))])
     elif operation == "GetResources":
-        step.cdi.append([event.get("pod"), event.get("container"), event.get("cdi")])
+        groups = event.get("cdi")
+        if isinstance(groups, list):
+            groups = sorted(groups, key=json.dumps)
+        step.cdi.append([event.get("pod"), event.get("container"), groups])
 
 
 def _add_call(steps: list[StepView], starts: list[float], event: Mapping[str, Any]) -> None:

@@ -251,3 +251,24 @@ def test_metrics_difference_is_reported_after_the_checkpoint() -> None:
     divergence = first_divergence(run(UPSTREAM_METRICS), run(fewer))
     assert divergence is not None
     assert divergence.aspect == "metrics"
+
+
+def test_a_containers_devices_compare_without_the_order_of_its_claims() -> None:
+    def run(groups: list[list[str]]) -> list[dict[str, Any]]:
+        return [
+            {"kind": "step", "t": 1.0, "index": 1, "name": "startPod", "text": "startPod {}"},
+            {
+                "kind": "kubelet",
+                "operation": "GetResources",
+                "pod": "default/a",
+                "container": "c",
+                "cdi": groups,
+            },
+            {"kind": "step-end", "index": 1, "name": "startPod", "outcome": "passed"},
+        ]
+
+    gpu, nic = ["gpu.example.com/gpu=gpu-0"], ["nic.example.com/nic=nic-0"]
+    assert first_divergence(run([gpu, nic]), run([nic, gpu])) is None
+    divergence = first_divergence(run([gpu, nic]), run([gpu]))
+    assert divergence is not None
+    assert divergence.aspect == "cdi"
