@@ -27,16 +27,24 @@ from drasim.journal import Journal
 from drasim.plugins.manager import DRAPluginManager
 from drasim.upstream_kubelet.process import UpstreamKubelet, UpstreamKubeletError
 
-__all__ = ["POLL_INTERVAL", "UpstreamRegistrar", "registry_sockets"]
+__all__ = ["POLL_INTERVAL", "WATCHER_GRACE", "UpstreamRegistrar", "registry_sockets", "settled"]
 
 POLL_INTERVAL = 0.05
 """Real seconds between two reads of upstream's plugin state (drasim's own watcher polls as often)."""
+WATCHER_GRACE = 2.0
+"""Real seconds after which a replaced socket file upstream reported no new generation for is
+taken as seen (upstream's watcher follows inotify events within milliseconds)."""
 
 
-def registry_sockets(registry_dir: str | os.PathLike[str]) -> set[str]:
-    """The Unix sockets upstream's plugin watcher reports for ``registry_dir``: every socket in it
-    or its sub-directories whose name does not start with a dot (``plugin_watcher.go``)."""
-    found: set[str] = set()
+Identity = tuple[int, int, int]
+"""(st_dev, st_ino, st_mtime_ns) of a socket file: a re-created socket has another."""
+
+
+def registry_sockets(registry_dir: str | os.PathLike[str]) -> dict[str, Identity]:
+    """The Unix sockets upstream's plugin watcher reports for ``registry_dir`` (every socket in it
+    or its sub-directories whose name does not start with a dot, ``plugin_watcher.go``), with
+    their identities."""
+    found: dict[str, Identity] = {}
     for root, dirs, files in os.walk(os.fspath(registry_dir)):
         dirs[:] = [d for d in dirs if not d.startswith(".")]
         for name in files:
@@ -44,8 +52,9 @@ def registry_sockets(registry_dir: str | os.PathLike[str]) -> set[str]:
                 continue
             path = os.path.join(root, name)
             with contextlib.suppress(OSError):
-                if stat.S_ISSOCK(os.lstat(path).st_mode):
-                    found.add(path)
+                st = os.lstat(path)
+                if stat.S_ISSOCK(st.st_mode):
+                    found[path] = (st.st_dev, st.st_ino, st.st_mtime_ns)
     return found
 
 
@@ -76,6 +85,11 @@ class UpstreamRegistrar:
         self._lock = threading.Lock()
         self._known: dict[str, _Registered] = {}
         self._failures: dict[str, int] = {}
+        # Per socket: the desired-state UUID upstream reported and the file's identity when it
+        # first did. A socket replaced in one rename keeps its path, so only the identity tells
+        # whether upstream's watcher has seen the new file yet.
+        self._generations: dict[str, tuple[str, Identity | None]] = {}
+        self._mismatch_since: dict[str, float] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -103,17 +117,46 @@ class UpstreamRegistrar:
         is registered or had its attempt fail. False on timeout."""
         deadline = time.monotonic() + timeout
         while True:
-            sockets = self.poll()
-            if settled(sockets, registry_sockets(self._registry_dir)):
+            on_disk = registry_sockets(self._registry_dir)
+            sockets = self.poll(on_disk)
+            if self._watcher_caught_up(on_disk) and settled(sockets, set(on_disk)):
                 return True
             if time.monotonic() >= deadline:
                 return False
             self._stop.wait(self._poll_interval)
 
-    def poll(self) -> list[dict[str, Any]]:
-        """Read upstream's plugin state once and mirror what changed; the sockets as reported."""
+    def _watcher_caught_up(self, on_disk: Mapping[str, Identity]) -> bool:
+        """Whether upstream's watcher reported each socket file as it is now. A file whose
+        identity changed without a new generation after :data:`WATCHER_GRACE` seconds is taken
+        as seen (it was replaced between the two reads that tie a generation to a file)."""
+        now = time.monotonic()
+        caught_up = True
         with self._lock:
+            for path, ident in on_disk.items():
+                uuid, known = self._generations.get(path, ("", None))
+                if known == ident:
+                    self._mismatch_since.pop(path, None)
+                    continue
+                since = self._mismatch_since.setdefault(path, now)
+                if uuid and now - since >= WATCHER_GRACE:
+                    self._generations[path] = (uuid, ident)
+                    continue
+                caught_up = False
+        return caught_up
+
+    def poll(self, on_disk: Mapping[str, Identity] | None = None) -> list[dict[str, Any]]:
+        """Read upstream's plugin state once and mirror what changed; the sockets as reported.
+
+        ``on_disk`` (from :func:`registry_sockets`, read before upstream's state) ties each new
+        desired-state generation to the socket file it stands for."""
+        with self._lock:
+            if on_disk is None:
+                on_disk = registry_sockets(self._registry_dir)
             sockets: list[dict[str, Any]] = list(self._process.call("plugins").get("plugins") or [])
+            for entry in sockets:
+                path, uuid = str(entry.get("socket")), str(entry.get("uuid") or "")
+                if entry.get("desired") and self._generations.get(path, ("", None))[0] != uuid:
+                    self._generations[path] = (uuid, on_disk.get(path))
             self._apply(sockets)
             return sockets
 

@@ -50,7 +50,7 @@ def test_registry_sockets_are_the_visible_sockets(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("not a socket")
     (tmp_path / "sub").mkdir()
     nested = _socket(tmp_path / "sub", "b.sock")
-    assert registry_sockets(tmp_path) == {str(visible), str(nested)}
+    assert set(registry_sockets(tmp_path)) == {str(visible), str(nested)}
 
 
 def test_settled_needs_the_watcher_caught_up_and_every_socket_tried() -> None:
