@@ -105,3 +105,29 @@ def test_registrations_failures_and_removals_are_mirrored_and_journaled() -> Non
         ("deregistered", "gpu", "/r/a", None),
     ]
     assert journal.events("registration", outcome="registered")[0]["service"] == "v1.DRAPlugin"
+
+
+def test_sync_waits_until_upstreams_watcher_reported_a_socket_replaced_in_one_rename(tmp_path: Path) -> None:
+    """The path stays, the file is new: settled only once upstream reports a new generation."""
+    path = _socket(tmp_path, "gpu-reg.sock")
+    process, manager, journal = _Process(), _Manager(), Journal()
+    registrar = UpstreamRegistrar(process, manager, journal=journal, registry_dir=tmp_path)  # type: ignore[arg-type]
+    registered = {
+        "socket": str(path),
+        "desired": True,
+        "uuid": "u1",
+        "registered": True,
+        "registeredUUID": "u1",
+        "name": "gpu",
+        "endpoint": "/p/gpu.sock",
+        "versions": ["v1.DRAPlugin"],
+    }
+    process.sockets = [registered]
+    assert registrar.sync(timeout=1.0)
+    replacement = _socket(tmp_path, ".gpu-reg.sock.new")
+    replacement.replace(path)
+    assert not registrar.sync(timeout=0.2)  # upstream still reports generation u1 for the old file
+    process.sockets = [{**registered, "uuid": "u2", "registeredUUID": "u2"}]
+    assert registrar.sync(timeout=1.0)
+    outcomes = [e["outcome"] for e in journal.events("registration")]
+    assert outcomes == ["registered", "deregistered", "registered"]
