@@ -230,9 +230,10 @@ def check(program: str, release: Release | str | None = None) -> str:
     program_dir = source / "cmd" / program
     workdir = _module_for(source, rel, cache, program, private=bool(_overlay_files(program_dir)))
     env = _go_env()
-    overlay_path = _overlay_path(cache, program, workdir)
+    # Written afresh: the binary may come from the cache, built in another build directory.
+    overlay_path = _overlay(program_dir / "_overlay", workdir, cache, program, rel, env=env)
     replace: dict[str, str] = {}
-    if overlay_path.is_file():
+    if overlay_path is not None:
         replace.update(json.loads(overlay_path.read_text(encoding="utf-8"))["Replace"])
     if workdir != source:
         for test in sorted(program_dir.glob("*_test.go")):
