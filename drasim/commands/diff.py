@@ -234,6 +234,8 @@ def _cell(row: DiffRow) -> str:
     if row.verdict == NOT_COMPARABLE:
         if "crashAt" in why:
             why = "crashAt hook"
+        elif "service-narrowing" in why:
+            why = "kubelet.services narrowed"
         elif "outside this scenario's kubeletVersions" in why:
             why = "version not in scenario"
         elif "cannot run upstream" in why:
