@@ -79,13 +79,16 @@ class UpstreamManager:
         self._copied_rpc = journal.mark()
 
     @classmethod
-    def checkpoint_recorder(cls, journal: Journal, checkpoint_path: Path) -> Callable[[dict[str, Any]], None]:
-        """The process's event callback: journals each checkpoint write upstream reports."""
+    def checkpoint_recorder(
+        cls, journal: Journal, checkpoint_path: Path, *, with_bytes: bool = True
+    ) -> Callable[[dict[str, Any]], None]:
+        """The process's event callback: journals each checkpoint write upstream reports (its
+        bytes only ``with_bytes``, as the emulated store's ``record_bytes``)."""
 
         def on_event(event: dict[str, Any]) -> None:
             text = event.get("checkpoint")
             if event.get("event") == "checkpoint" and isinstance(text, str):
-                checkpoint_written(journal, checkpoint_path, text)
+                checkpoint_written(journal, checkpoint_path, text, with_bytes=with_bytes)
 
         return on_event
 
@@ -222,20 +225,17 @@ class UpstreamManager:
             self._copied_rpc = self._journal.mark()
 
 
-def checkpoint_written(journal: Journal, path: Path, text: str) -> None:
+def checkpoint_written(journal: Journal, path: Path, text: str, *, with_bytes: bool = True) -> None:
     """Journal one checkpoint write upstream reported, as the emulated store journals its own
-    (``checkpoint``: path, size, the entries up to :data:`JOURNAL_ENTRIES_LIMIT`, the bytes)."""
+    (``checkpoint``: path, size, the entries up to :data:`JOURNAL_ENTRIES_LIMIT`, and the bytes
+    ``with_bytes``: a run that keeps every version of a large file would hold O(N²) bytes)."""
     entries: list[Any] | int | None = None
     try:
         listed = json.loads(json.loads(text)["Data"]).get(LIST_KEY) or []
         entries = listed if len(listed) <= JOURNAL_ENTRIES_LIMIT else len(listed)
     except (ValueError, KeyError, TypeError, AttributeError):
         entries = None
-    journal.record(
-        "checkpoint",
-        path=str(path),
-        entries=entries,
-        size=len(text.encode("utf-8")),
-        bytes=text,
-        upstream=True,
-    )
+    fields: dict[str, Any] = {"path": str(path), "entries": entries, "size": len(text.encode("utf-8"))}
+    if with_bytes:
+        fields["bytes"] = text
+    journal.record("checkpoint", **fields, upstream=True)

@@ -71,7 +71,9 @@ class UpstreamSlotKubelet(PluginHostSide):
         journal = node.journal
         started = journal.mark()
         try:
-            on_event = UpstreamManager.checkpoint_recorder(journal, node.checkpoint_path)
+            on_event = UpstreamManager.checkpoint_recorder(
+                journal, node.checkpoint_path, with_bytes=node.record_checkpoint_writes
+            )
             process = UpstreamKubelet(config, on_event)
         except UpstreamStartError as err:
             raise KubeletError(str(err)) from None
