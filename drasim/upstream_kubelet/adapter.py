@@ -78,17 +78,25 @@ class UpstreamManager:
         self._lock = threading.Lock()
         self._copied_rpc = journal.mark()
 
-    @classmethod
-    def checkpoint_recorder(
-        cls, journal: Journal, checkpoint_path: Path, *, with_bytes: bool = True
-    ) -> Callable[[dict[str, Any]], None]:
-        """The process's event callback: journals each checkpoint write upstream reports (its
-        bytes only ``with_bytes``, as the emulated store's ``record_bytes``)."""
+    @staticmethod
+    def checkpoint_recorder(journal: Journal, checkpoint_path: Path) -> Callable[[dict[str, Any]], None]:
+        """The process's event callback: journals each checkpoint write upstream reports (with
+        its bytes when the program was started with ``--checkpoint-bytes``)."""
 
         def on_event(event: dict[str, Any]) -> None:
+            if event.get("event") != "checkpoint":
+                return
             text = event.get("checkpoint")
-            if event.get("event") == "checkpoint" and isinstance(text, str):
-                checkpoint_written(journal, checkpoint_path, text, with_bytes=with_bytes)
+            if isinstance(text, str):
+                checkpoint_written(journal, checkpoint_path, text)
+            else:
+                journal.record(
+                    "checkpoint",
+                    path=str(checkpoint_path),
+                    entries=None,
+                    size=event.get("size"),
+                    upstream=True,
+                )
 
         return on_event
 
@@ -225,17 +233,15 @@ class UpstreamManager:
             self._copied_rpc = self._journal.mark()
 
 
-def checkpoint_written(journal: Journal, path: Path, text: str, *, with_bytes: bool = True) -> None:
-    """Journal one checkpoint write upstream reported, as the emulated store journals its own
-    (``checkpoint``: path, size, the entries up to :data:`JOURNAL_ENTRIES_LIMIT`, and the bytes
-    ``with_bytes``: a run that keeps every version of a large file would hold O(N²) bytes)."""
+def checkpoint_written(journal: Journal, path: Path, text: str) -> None:
+    """Journal one checkpoint write upstream reported with its bytes, as the emulated store
+    journals its own with ``record_bytes`` (``checkpoint``: path, size, the entries up to
+    :data:`JOURNAL_ENTRIES_LIMIT`, the bytes)."""
     entries: list[Any] | int | None = None
     try:
         listed = json.loads(json.loads(text)["Data"]).get(LIST_KEY) or []
         entries = listed if len(listed) <= JOURNAL_ENTRIES_LIMIT else len(listed)
     except (ValueError, KeyError, TypeError, AttributeError):
         entries = None
-    fields: dict[str, Any] = {"path": str(path), "entries": entries, "size": len(text.encode("utf-8"))}
-    if with_bytes:
-        fields["bytes"] = text
-    journal.record("checkpoint", **fields, upstream=True)
+    size = len(text.encode("utf-8"))
+    journal.record("checkpoint", path=str(path), entries=entries, size=size, bytes=text, upstream=True)

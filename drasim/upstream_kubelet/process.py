@@ -50,6 +50,8 @@ class LaunchConfig:
     wiping_delay: float | None = None
     """Seconds; None: upstream's default (30 s)."""
     verbosity: int = 2
+    checkpoint_bytes: bool = False
+    """Checkpoint-write events carry the file's bytes (``drasim diff``); else only its size."""
 
     def args(self) -> list[str]:
         """The command line."""
@@ -65,6 +67,8 @@ class LaunchConfig:
             args.append(f"--call-timeout={_go_duration(self.call_timeout)}")
         if self.wiping_delay is not None:
             args.append(f"--wiping-delay={_go_duration(self.wiping_delay)}")
+        if self.checkpoint_bytes:
+            args.append("--checkpoint-bytes")
         return args
 
 

@@ -67,13 +67,13 @@ class UpstreamSlotKubelet(PluginHostSide):
             # Not scaled: upstream's wipe timer runs in real time while a scenario's clock only
             # moves when a step advances it, so a scaled delay would fire between steps.
             wiping_delay=float(node.timers.wiping_delay),
+            # A run that keeps every version of a large file would hold O(N²) bytes: only diffs ask.
+            checkpoint_bytes=node.record_checkpoint_writes,
         )
         journal = node.journal
         started = journal.mark()
         try:
-            on_event = UpstreamManager.checkpoint_recorder(
-                journal, node.checkpoint_path, with_bytes=node.record_checkpoint_writes
-            )
+            on_event = UpstreamManager.checkpoint_recorder(journal, node.checkpoint_path)
             process = UpstreamKubelet(config, on_event)
         except UpstreamStartError as err:
             raise KubeletError(str(err)) from None

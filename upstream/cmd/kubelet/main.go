@@ -47,6 +47,8 @@ type options struct {
 	nodeName    string
 	callTimeout time.Duration
 	wipingDelay time.Duration
+	// checkpointBytes: checkpoint events carry the file's bytes (else only its size).
+	checkpointBytes bool
 }
 
 // kubelet is the running program: the DRA manager and what drasim needs around it.
@@ -83,6 +85,7 @@ func main() {
 	fs.StringVar(&opts.kubeconfig, "kubeconfig", "", "kubeconfig of the API server (required)")
 	fs.StringVar(&opts.nodeName, "node-name", "", "this node's name (required)")
 	fs.DurationVar(&opts.callTimeout, "call-timeout", 0, "gRPC call timeout for drivers that set none (0: upstream's default)")
+	fs.BoolVar(&opts.checkpointBytes, "checkpoint-bytes", false, "report the checkpoint file's bytes after each write (else its size)")
 	fs.DurationVar(&opts.wipingDelay, "wiping-delay", 0, "delay before a gone driver's ResourceSlices are deleted (0: upstream's default)")
 	klog.InitFlags(fs)
 	_ = fs.Parse(os.Args[1:])
@@ -191,8 +194,12 @@ func (k *kubelet) callTimeout(asked *time.Duration) *time.Duration {
 
 // checkpointWritten reports one write of the checkpoint file to drasim (an event line).
 func (k *kubelet) checkpointWritten(data []byte) {
-	text := string(data)
-	k.send(reply{Event: eventCheckpoint, Checkpoint: &text})
+	r := reply{Event: eventCheckpoint, Size: len(data)}
+	if k.opts.checkpointBytes {
+		text := string(data)
+		r.Checkpoint = &text
+	}
+	k.send(r)
 }
 
 func (k *kubelet) registered(name, endpoint string, versions []string, err error) {

@@ -52,10 +52,11 @@ type reply struct {
 	Drivers       []string           `json:"drivers,omitempty"`
 	Registrations map[string]int     `json:"registrations,omitempty"`
 	Plugins       []pluginSocket     `json:"plugins,omitempty"`
-	// Event names an unsolicited line (ID 0): eventCheckpoint carries Checkpoint, the
-	// bytes of the file after one write.
+	// Event names an unsolicited line (ID 0): eventCheckpoint carries Size, the file's size
+	// after one write, and with --checkpoint-bytes Checkpoint, its bytes.
 	Event      string  `json:"event,omitempty"`
 	Checkpoint *string `json:"checkpoint,omitempty"`
+	Size       int     `json:"size,omitempty"`
 }
 
 // decodeRequest parses and checks one request line.
