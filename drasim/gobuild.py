@@ -364,7 +364,10 @@ def _overlay(
     for chunk in _json_stream(_run(["go", "list", "-m", "-json", "all"], workdir, env, what)):
         replaced = chunk.get("Replace")
         info = replaced if isinstance(replaced, dict) else chunk
-        mod_dir, version = info.get("Dir"), info.get("Version")
+        mod_dir = info.get("Dir")
+        # The version the build requires: a module this function already replaced with its
+        # linked copy (a second run on the same build directory) keeps that copy's name.
+        version = info.get("Version") or chunk.get("Version")
         if isinstance(mod_dir, str):
             modules[str(chunk["Path"])] = (mod_dir, str(version or "local"))
     replace: dict[str, str] = {}
