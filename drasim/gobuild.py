@@ -233,16 +233,17 @@ def check(program: str, release: Release | str | None = None) -> str:
     program_dir = source / "cmd" / program
     workdir = _module_for(source, rel, cache, program, private=bool(_overlay_files(program_dir)))
     env = _go_env()
-    overlay_path = cache / "overlay" / f"{program}-{rel.version}.json"
+    # Written afresh: the binary may come from the cache, built in another build directory.
+    overlay_path = _overlay(program_dir / "_overlay", workdir, cache, program, rel, env=env)
     replace: dict[str, str] = {}
-    if overlay_path.is_file():
+    if overlay_path is not None:
         replace.update(json.loads(overlay_path.read_text(encoding="utf-8"))["Replace"])
     if workdir != source:
         for test in sorted(program_dir.glob("*_test.go")):
             replace[str(workdir / "cmd" / program / test.name)] = str(test)
     args: list[str] = ["-tags", rel.tag]
     if replace:
-        check_overlay = cache / "overlay" / f"{program}-{rel.version}-check.json"
+        check_overlay = _overlay_path(cache, program, workdir, "-check")
         check_overlay.write_text(json.dumps({"Replace": replace}, indent=1), encoding="utf-8")
         args += ["-overlay", str(check_overlay)]
     _run(["go", "vet", *args, f"./cmd/{program}"], workdir, env, f"go vet of {program} for Kubernetes {rel}")
@@ -307,10 +308,12 @@ def _module_for(source: Path, rel: Release, cache: Path, program: str, private: 
     """
     if rel == default_release(source) and not private:
         return source
-    workdir = cache / "src" / (f"{program}-{rel.version}" if private else rel.version)
     key = _source_key(source, rel)
+    # Keyed by the source too: several checkouts (worktrees) may build the same release at once.
+    workdir = cache / "src" / (f"{program}-{rel.version}-{key}" if private else f"{rel.version}-{key}")
     stamp = workdir / ".drasim-source"
     if stamp.is_file() and stamp.read_text(encoding="utf-8") == key:
+        os.utime(stamp)  # in use: not pruned (see _prune)
         return workdir
     shutil.rmtree(workdir, ignore_errors=True)
     shutil.copytree(source, workdir, ignore=shutil.ignore_patterns(".git", "*_test.go", "_overlay"))
@@ -361,7 +364,10 @@ def _overlay(
     for chunk in _json_stream(_run(["go", "list", "-m", "-json", "all"], workdir, env, what)):
         replaced = chunk.get("Replace")
         info = replaced if isinstance(replaced, dict) else chunk
-        mod_dir, version = info.get("Dir"), info.get("Version")
+        mod_dir = info.get("Dir")
+        # The version the build requires: a module this function already replaced with its
+        # linked copy (a second run on the same build directory) keeps that copy's name.
+        version = info.get("Version") or chunk.get("Version")
         if isinstance(mod_dir, str):
             modules[str(chunk["Path"])] = (mod_dir, str(version or "local"))
     replace: dict[str, str] = {}
@@ -384,10 +390,15 @@ def _overlay(
         if not pkg_dir.is_dir():
             raise GoError(f"{file}: package {rel_dir} does not exist in Kubernetes {rel}")
         replace[str(pkg_dir / file.name)] = str(file)
-    path = cache / "overlay" / f"{program}-{rel.version}.json"
+    path = _overlay_path(cache, program, workdir)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"Replace": replace}, indent=1), encoding="utf-8")
     return path
+
+
+def _overlay_path(cache: Path, program: str, workdir: Path, suffix: str = "") -> Path:
+    """The overlay file of one build directory (named after it: one per release and source)."""
+    return cache / "overlay" / f"{program}-{workdir.name}{suffix}.json"
 
 
 def _link_tree(src: Path, dst: Path) -> None:
@@ -431,38 +442,34 @@ def _run(args: list[str], cwd: Path, env: dict[str, str], what: str) -> str:
     return done.stdout
 
 
-KEEP_RECENT = 2
-"""Other builds of one program and release kept besides the newest (most recently used first)."""
-KEEP_IN_USE_SECONDS = 3600.0
-"""A build used this recently is never removed: another checkout or a running test may use it."""
-
-
 def _touch(binary: Path) -> None:
-    """Mark a cached build as used now (its mtime orders :func:`_prune`)."""
+    """Mark a cached build as used now: :func:`_prune` removes builds by their mtime."""
     with contextlib.suppress(OSError):
         os.utime(binary)
 
 
-def _prune(keep: Path, *, now: float | None = None) -> None:
-    """Remove older builds of the same program and release that nobody has used for a while.
+PRUNE_AFTER = 24 * 3600.0
+"""Seconds after which another build of the same program and release is removed when it has not
+been used (a cache hit marks it used): not at once, as another checkout of drasim (a worktree)
+may be running its own build right now."""
 
-    Two checkouts of drasim (or two branches) build from different sources, so each has its own
-    binary; removing every other build would make them evict each other's binaries while the
-    other's tests run. A build is removed only when it is past the :data:`KEEP_RECENT` most
-    recently used ones and has not been used for :data:`KEEP_IN_USE_SECONDS`.
-    """
+
+def _prune(keep: Path) -> None:
+    """Remove builds of the same program and release (and their build directories) made more
+    than :data:`PRUNE_AFTER` ago."""
     prefix = keep.name.rsplit("-", 1)[0] + "-"
-    now = time.time() if now is None else now
-    others: list[tuple[float, Path]] = []
+    old = time.time() - PRUNE_AFTER
     for other in keep.parent.glob(prefix + "*"):
-        if other == keep or not other.is_file() or len(other.name) != len(keep.name):
-            continue
+        if other != keep and other.is_file() and len(other.name) == len(keep.name):
+            with contextlib.suppress(OSError):
+                if other.stat().st_mtime < old:
+                    other.unlink()
+    src = keep.parent.parent.parent / "src"
+    for other in src.glob("*-" + "?" * 16) if src.is_dir() else ():
         with contextlib.suppress(OSError):
-            others.append((other.stat().st_mtime, other))
-    others.sort(reverse=True)
-    for used, other in others[KEEP_RECENT:]:
-        if now - used > KEEP_IN_USE_SECONDS:
-            other.unlink(missing_ok=True)
+            stamp = other / ".drasim-source"
+            if stamp.stat().st_mtime < old:
+                shutil.rmtree(other, ignore_errors=True)
 
 
 @contextmanager

@@ -137,6 +137,15 @@ class Metrics:
         with self._lock:
             self._collectors[name] = samples
 
+    def reset(self) -> None:
+        """Forget every series and collector, keeping the declared families: what a restarted
+        kubelet process exposes (its Prometheus registry lives in the process; upstream's
+        counts start from zero after a restart)."""
+        with self._lock:
+            self._collectors.clear()
+            for family in self._families.values():
+                family.series.clear()
+
     def _collected(self) -> None:
         """Run the collectors, before a read."""
         if not self._collectors:

@@ -223,18 +223,26 @@ class FakeDriver:
     ) -> grpc.Server:
         if len(str(path).encode()) > 107:
             raise ConfigError(f"{path}: unix socket path longer than 107 bytes")
+        # gRPC listens on a hidden name, linked to ``path``: its server removes the name it
+        # bound when it stops, and only the hidden one goes (see kill). Watchers ignore names
+        # starting with a dot (drasim's and upstream's plugin watchers alike).
+        bound = _serving_name(path)
+        if len(str(bound).encode()) > 107:
+            bound = path
         with contextlib.suppress(FileNotFoundError):
-            path.unlink()  # a stale socket from a killed predecessor
+            bound.unlink()  # left by a killed predecessor
         executor = futures.ThreadPoolExecutor(max_workers=self._max_workers)
         executors.append(executor)
         server = grpc.server(executor)
         for add, servicer in adders:
             add(servicer, server)
         try:
-            server.add_insecure_port(f"unix:{path}")
+            server.add_insecure_port(f"unix:{bound}")
         except RuntimeError as err:
             raise ConfigError(f"{path}: cannot listen on unix socket: {err}") from err
         server.start()
+        if bound != path:
+            _publish_socket(bound, path)
         return server
 
     def stop(self, grace: float | None = 1.0) -> None:
@@ -247,8 +255,9 @@ class FakeDriver:
             server.stop(grace).wait()
         instance.release_workers()
         for path in (self.config.registration_path, self.config.plugin_path):
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
+            for name in (path, _serving_name(path)):
+                with contextlib.suppress(FileNotFoundError):
+                    name.unlink()
         instance.stopped.set()
         self.stopped.set()
 
@@ -256,21 +265,27 @@ class FakeDriver:
         """Like SIGKILL: stop serving at once, leave both socket files behind (stale).
 
         gRPC unlinks its unix socket files when a server stops, which a killed process
-        never does. The files are therefore kept under a hidden hard link while the
-        servers stop and moved back afterwards: the same inode (and modification time)
-        stays in place, so the kubelet's plugin watcher sees no new socket, exactly as
-        after a real SIGKILL.
+        never does. gRPC therefore listens on a hidden second name of each socket (see
+        ``_serve``), and only that one goes: the visible file, its inode and modification
+        time stay untouched, so no plugin watcher (drasim's polling one or upstream's
+        fsnotify one) sees any change, exactly as after a real SIGKILL. A socket gRPC had to
+        bind at its own name (a path too long for a hidden twin) is kept under a hidden
+        hard link while the servers stop and moved back afterwards.
         """
         instance = self._detach()
         if instance is None:
             return
         paths = (self.config.plugin_path, self.config.registration_path)
-        kept = [_keep_socket(path) for path in paths]
+        # A socket served under its hidden name (see _serve) keeps its visible name untouched:
+        # no file event at all. One bound at its own name is kept and moved back.
+        direct = [not _serving_name(path).exists() for path in paths]
+        kept = [_keep_socket(path) if d else None for path, d in zip(paths, direct, strict=True)]
         for server in instance.servers:
             server.stop(0).wait()
         instance.release_workers()
-        for path, keeper in zip(paths, kept, strict=True):
-            _restore_socket(path, keeper)
+        for path, keeper, d in zip(paths, kept, direct, strict=True):
+            if d:
+                _restore_socket(path, keeper)
         instance.stopped.set()
         self.stopped.set()
 
@@ -476,6 +491,21 @@ class FakeDriver:
     def registration_socket(self) -> str:
         """The registration socket path."""
         return str(self.config.registration_path)
+
+
+def _serving_name(path: Path) -> Path:
+    """The hidden name gRPC listens on for the socket at ``path``."""
+    return path.with_name(f".{path.name}.live")
+
+
+def _publish_socket(bound: Path, path: Path) -> None:
+    """Make ``path`` a second name of the socket at ``bound``, replacing any stale file there in
+    one rename (a watcher sees one new socket, not a removal and a creation)."""
+    link = path.with_name(f".{path.name}.new")
+    with contextlib.suppress(FileNotFoundError):
+        link.unlink()
+    os.link(bound, link)
+    os.replace(link, path)
 
 
 def _keep_socket(path: Path) -> Path | None:

@@ -94,7 +94,9 @@ class FileCheckpointStore:
     key (the default, as today's kubelet) or without it (1.31-1.34). Each write is
     reported to ``recorder`` as a ``checkpoint`` event (with the written entries, or their
     number beyond :data:`JOURNAL_ENTRIES_LIMIT`). ``fsync`` (default on, as the
-    kubelet) makes each write durable against power loss.
+    kubelet) makes each write durable against power loss. ``record_bytes`` adds the bytes
+    written to each event (``drasim diff`` compares every write; off by default, as a run
+    would keep every version of the file).
     """
 
     def __init__(
@@ -104,6 +106,7 @@ class FileCheckpointStore:
         recorder: Recorder | None = None,
         write_share_id: bool = True,
         fsync: bool = True,
+        record_bytes: bool = False,
     ) -> None:
         # Without fsync: the replaced file, kept under a second name for the next write, and the
         # file this store wrote last. Each with the descriptor the store keeps open on it (-1:
@@ -118,6 +121,7 @@ class FileCheckpointStore:
         self.path = Path(path)
         self.write_share_id = write_share_id
         self.fsync = fsync
+        self.record_bytes = record_bytes
         self._recorder: Recorder = recorder if recorder is not None else NullRecorder()
         self._record_ready = ready_recording(self._recorder)
         # What store_changes() last wrote for its caller: the encoded entries and the
@@ -265,7 +269,10 @@ class FileCheckpointStore:
                 self._replace_recycling(pieces, size)
         except OSError as err:
             raise CheckpointError(f"{self.path}: cannot write checkpoint: {err.strerror or err}") from None
-        self._record_ready("checkpoint", {"path": self._path_text, "entries": shown, "size": size})
+        event: dict[str, Any] = {"path": self._path_text, "entries": shown, "size": size}
+        if self.record_bytes:
+            event["bytes"] = b"".join(pieces).decode("utf-8", errors="replace")
+        self._record_ready("checkpoint", event)
 
     def _replace_durably(self, pieces: list[bytes]) -> None:
         """A new ``.<random>`` temp file: write, fsync, rename over the target, fsync the directory."""

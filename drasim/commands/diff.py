@@ -13,6 +13,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--markdown", type=Path, metavar="FILE", help="write the scenario x release table as Markdown"
     )
+    parser.add_argument(
+        "--html", type=Path, metavar="FILE", help="write the report as one self-contained HTML page"
+    )
     parser.add_argument("--scenario-timeout", type=float, default=120.0, metavar="SECONDS")
     parser.add_argument("-v", "--verbose", action="store_true", help="print each row as it is done")
     parser.set_defaults(func=run)
@@ -95,13 +99,27 @@ def run(args: argparse.Namespace) -> int:
             if args.verbose:
                 print(row_line(row), flush=True)
     print(render_terminal(rows))
-    if args.json is not None:
-        args.json.write_text(json.dumps([asdict(r) for r in rows], indent=1) + "\n", encoding="utf-8")
-        print(f"wrote {args.json}")
-    if args.markdown is not None:
-        args.markdown.write_text(render_markdown(rows), encoding="utf-8")
-        print(f"wrote {args.markdown}")
+    _write_reports(args, rows)
     return 1 if any(r.verdict == DIFFER for r in rows) else 0
+
+
+def _write_reports(args: argparse.Namespace, rows: list[DiffRow]) -> None:
+    """The --json, --markdown and --html files asked for."""
+    from drasim.commands.diff_html import render_html
+
+    renderers: list[tuple[Path | None, Callable[[], str]]] = [
+        (args.json, lambda: json.dumps([asdict(r) for r in rows], indent=1) + "\n"),
+        (args.markdown, lambda: render_markdown(rows)),
+        (args.html, lambda: render_html(rows)),
+    ]
+    for path, render in renderers:
+        if path is None:
+            continue
+        try:
+            path.write_text(render(), encoding="utf-8")
+        except OSError as err:
+            raise ConfigError(f"{path}: cannot write the report: {err.strerror or err}") from None
+        print(f"wrote {path}")
 
 
 def diff_scenario(scenario: Any, release: str, *, timeout: float | None = 120.0) -> DiffRow:
@@ -216,6 +234,8 @@ def _cell(row: DiffRow) -> str:
     if row.verdict == NOT_COMPARABLE:
         if "crashAt" in why:
             why = "crashAt hook"
+        elif "service-narrowing" in why:
+            why = "kubelet.services narrowed"
         elif "outside this scenario's kubeletVersions" in why:
             why = "version not in scenario"
         elif "cannot run upstream" in why:

@@ -1,4 +1,4 @@
-"""``drasim upstream build|path|status``: drasim's Go programs, built from published modules."""
+"""``drasim upstream build|check|path|status``: drasim's Go programs, built from published modules."""
 
 from __future__ import annotations
 
@@ -34,6 +34,21 @@ def register(subparsers: Any) -> None:
         help="a program to build (repeatable; default: all of them)",
     )
     build.set_defaults(func=_build)
+    check = actions.add_parser(
+        "check",
+        help="go vet and go test of programs for one or more releases (their build-tagged files)",
+        description=(
+            "Run go vet and go test of each program with the build tag and overlay of each release "
+            "(default: the release drasim's Go module pins), so each release's tagged files are checked."
+        ),
+    )
+    check.add_argument(
+        "releases", nargs="*", metavar="RELEASE", help="e.g. 1.34 (newest known patch) or 1.35.4"
+    )
+    check.add_argument(
+        "--program", action="append", metavar="NAME", help="a program to check (repeatable; default: kubelet)"
+    )
+    check.set_defaults(func=_check)
     path = actions.add_parser("path", help="print a program's binary path, building it if needed")
     path.add_argument("program", metavar="PROGRAM")
     path.add_argument("--release", metavar="RELEASE", help="default: the release drasim's Go module pins")
@@ -57,6 +72,27 @@ def _build(args: argparse.Namespace) -> int:
             binary = gobuild.build(name, release, quiet=False)
             print(f"{name} {release}: {binary}")
     return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    from drasim import gobuild
+
+    problem = gobuild.go_problem()
+    if problem:
+        raise gobuild.GoError(problem)
+    releases = [gobuild.parse_release(r) for r in args.releases] or [gobuild.default_release()]
+    failed = 0
+    for release in releases:
+        for name in args.program or ["kubelet"]:
+            try:
+                output = gobuild.check(name, release)
+            except gobuild.GoError as err:
+                print(f"FAIL {name} {release}: {err}", file=sys.stderr)
+                failed += 1
+                continue
+            last = (output.strip().splitlines() or ["ok"])[-1]
+            print(f"ok   {name} {release}: go vet clean; go test: {last}")
+    return 1 if failed else 0
 
 
 def _path(args: argparse.Namespace) -> int:

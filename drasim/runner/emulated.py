@@ -89,6 +89,7 @@ class EmulatedKubelet(PluginHostSide):
             node.checkpoint_path,
             recorder=node.journal,
             fsync=node.fsync,
+            record_bytes=node.record_checkpoint_writes,
             write_share_id=node.version.checkpoint_share_id,
         )
         try:

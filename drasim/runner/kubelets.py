@@ -33,7 +33,8 @@ def _upstream(node: KubeletNode) -> Kubelet:
 KUBELET_IMPLEMENTATIONS: dict[str, KubeletImplementation] = {
     EMULATED: KubeletImplementation(EMULATED, EmulatedKubelet.create, frozenset(CAPABILITIES)),
     # No crash points: upstream's Go code has no hooks to die at (restartKubelet with crashAt is
-    # "not comparable"); no watcher pause: upstream's own registry scan cannot be held.
+    # "not comparable"); no watcher pause: upstream's own registry scan cannot be held; no
+    # service narrowing: upstream offers every service of its release.
     UPSTREAM: KubeletImplementation(UPSTREAM, _upstream, frozenset({HEALTH_STREAMS})),
 }
 """Kubelet implementations by name (:attr:`drasim.runner.plan.RunPlan.kubelet` picks one)."""

@@ -39,6 +39,7 @@ __all__ = [
     "CAPABILITIES",
     "CRASH_POINTS",
     "HEALTH_STREAMS",
+    "SERVICE_NARROWING",
     "WATCHER_PAUSE",
     "Kubelet",
     "KubeletFactory",
@@ -56,7 +57,10 @@ WATCHER_PAUSE = "watcher-pause"
 """The kubelet's registry scan can be held while a killed fake driver's sockets are swapped."""
 HEALTH_STREAMS = "health-streams"
 """The kubelet exposes its open health streams (to wait until a stopped driver's stream ended)."""
-CAPABILITIES = (CRASH_POINTS, WATCHER_PAUSE, HEALTH_STREAMS)
+SERVICE_NARROWING = "service-narrowing"
+"""The kubelet can offer plugins fewer DRA services than its version has (a scenario's
+``kubelet.services``, a drasim profile knob upstream's kubelet has no setting for)."""
+CAPABILITIES = (CRASH_POINTS, WATCHER_PAUSE, HEALTH_STREAMS, SERVICE_NARROWING)
 """Every optional capability a kubelet implementation may offer."""
 
 
@@ -192,6 +196,8 @@ class KubeletNode:
     hook: Callable[[str], None]
     """Called at every crash point; raises :class:`SimulatedCrash` to make the kubelet die there."""
     fsync: bool = False
+    record_checkpoint_writes: bool = False
+    """Journal the bytes of every checkpoint write (``drasim diff`` compares them)."""
     release: str | None = None
     """The upstream release an out-of-process kubelet runs (:meth:`RunPlan.release_at`)."""
     kubeconfig: Callable[[], Path] | None = None

@@ -50,7 +50,8 @@ class RunOptions:
     :mod:`drasim.upstream_kubelet`)."""
     record_checkpoint_bytes: bool = False
     """Journal the checkpoint file's bytes (``checkpoint-file``) and each container's CDI devices
-    (``GetResources``) at the end of every step, for ``drasim diff``."""
+    (``GetResources``) at the end of every step, and the bytes of every checkpoint write the
+    kubelet makes (``checkpoint`` events), for ``drasim diff``."""
     scenario_timeout: float | None = DEFAULT_SCENARIO_TIMEOUT
     """Real seconds one scenario may run (set-up and steps); then it is stopped and fails. None: no limit."""
     fsync: bool = False

@@ -309,6 +309,8 @@ def _drive(session: StepSession, scenario: Scenario) -> _Ending | None:
     try:
         try:
             world.setup()
+        except Unsupported as err:  # the kubelet in the slot cannot run this scenario's node
+            return _ending(err, None, None)
         except DrasimError as err:
             if world.aborted.is_set():
                 return None

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from drasim.errors import DrasimError
 from drasim.journal.kinds import STEP, STEP_END
 from drasim.runner.actions import run_action
 from drasim.runner.context import StepContext, StepFailure
@@ -160,6 +161,7 @@ class StepSession:
         finally:
             if self.world.plan.options.record_checkpoint_bytes:
                 self._record_checkpoint_bytes()
+                self._record_metrics()
             journal.record(STEP_END, index=number, name=step.name, outcome=outcome, error=error or None)
 
     def _record_checkpoint_bytes(self) -> None:
@@ -171,6 +173,18 @@ class StepSession:
         if data != self._last_checkpoint:
             self._last_checkpoint = data
             self.world.journal.record("checkpoint-file", bytes=data)
+
+    def _record_metrics(self) -> None:
+        """For ``drasim diff``: the kubelet's metrics at the end of a step, as Prometheus text
+        (upstream's registry with ``--kubelet upstream``, else drasim's); none while it is down."""
+        kubelet: Any = self.world.kubelet
+        if kubelet is None:
+            return
+        try:
+            text = kubelet.metrics_text() if self.world.upstream_kubelet else self.world.metrics.to_text()
+        except DrasimError as err:
+            text = f"# metrics unavailable: {err}"
+        self.world.journal.record("metrics-snapshot", text=text)
 
     def within(self, limit: float | None, work: Callable[[], None]) -> TimedOut | None:
         """Run ``work`` (set-up and steps) with at most ``limit`` real seconds (``None``: no limit).

@@ -35,7 +35,14 @@ from drasim.runner.backends import open_backend
 from drasim.runner.fleet import DriverFleet
 from drasim.runner.health import DeviceHealth
 from drasim.runner.kubelets import KUBELET_IMPLEMENTATIONS, UPSTREAM
-from drasim.runner.kubeletslot import Kubelet, KubeletNode, KubeletSlot, SimulatedCrash, effective_services
+from drasim.runner.kubeletslot import (
+    SERVICE_NARROWING,
+    Kubelet,
+    KubeletNode,
+    KubeletSlot,
+    SimulatedCrash,
+    effective_services,
+)
 from drasim.runner.nodeclock import NodeClock
 from drasim.runner.options import RunOptions
 from drasim.runner.plan import RunPlan, plan_run
@@ -132,7 +139,13 @@ class World:
     # ------------------------------------------------------------------ kubelet
     def start_kubelet(self) -> None:
         """Start a kubelet from the checkpoint; raises KubeletError when it refuses to start."""
-        kubelet = self.kubelet_slot.create(self._kubelet_node())
+        # A new kubelet process: its metrics start from zero (kubelet_metrics.go registers the
+        # DRA histograms in the process's registry), as upstream's program's do.
+        self.metrics.reset()
+        node = self._kubelet_node()
+        if node.services != list(node.version.dra_services):
+            self.kubelet_slot.require(SERVICE_NARROWING, "kubelet.services narrower than the version's")
+        kubelet = self.kubelet_slot.create(node)
         self.health.clear()
         kubelet.advance_timers(0.0)  # the start-up wipe of every ResourceSlice of this node is due at once
         # Drivers already running register as soon as the kubelet's first scan sees their
@@ -165,6 +178,7 @@ class World:
             on_health_ended=self.health.clear_driver,
             hook=self.kubelet_slot.hook,
             fsync=self.plan.options.fsync,
+            record_checkpoint_writes=self.plan.options.record_checkpoint_bytes,
             release=self.plan.release_at(version.version),
             kubeconfig=self.kubeconfig,
             logs_dir=self.workspace.logs_dir,

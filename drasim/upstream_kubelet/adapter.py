@@ -4,8 +4,9 @@ Errors are upstream's own strings (``prepare dynamic resources: ...``), raised a
 :class:`~drasim.errors.KubeletError` as the emulation raises them. The gRPC calls upstream
 makes are journaled from the fake driver's own record (plugin-side ``rpc`` events, copied
 to the kubelet side after each operation); a driver process without such a record leaves
-the kubelet side empty. The checkpoint is upstream's file; after each operation its bytes
-are journaled when they changed (the last write of the operation, not every write).
+the kubelet side empty. The checkpoint is upstream's file; the program reports its bytes
+after every write the manager makes (an event line), journaled as a ``checkpoint`` event by
+:meth:`UpstreamManager.checkpoint_written`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from drasim.checkpoint.codec import CHECKPOINT_API_VERSION, CHECKPOINT_KIND, LIST_KEY, decode, envelope
+from drasim.checkpoint.store import JOURNAL_ENTRIES_LIMIT
 from drasim.errors import KubeletError
 from drasim.journal import Journal
 from drasim.kubelet.claiminfo import ClaimInfo
@@ -25,9 +27,6 @@ from drasim.state import ClaimInfoState
 from drasim.upstream_kubelet.process import UpstreamKubelet
 
 DRA_METHODS = ("NodePrepareResources", "NodeUnprepareResources")
-REGISTRATION_WAIT = 10.0
-"""Seconds to wait for upstream's plugin manager to catch up with the registry directory
-(its reconciler runs once a second)."""
 
 
 def states_from_go(items: list[dict[str, Any]]) -> list[ClaimInfoState]:
@@ -72,17 +71,34 @@ class UpstreamManager:
         *,
         journal: Journal,
         checkpoint_path: Path,
-        expected_drivers: Callable[[], Collection[str]] = frozenset,
-        expected_registrations: Callable[[], Mapping[str, int]] = dict,
     ) -> None:
         self.kubelet = kubelet
         self._journal = journal
         self._checkpoint_path = checkpoint_path
-        self._expected_drivers = expected_drivers
-        self._expected_registrations = expected_registrations
         self._lock = threading.Lock()
         self._copied_rpc = journal.mark()
-        self._last_checkpoint: bytes | None = self._read_checkpoint()
+
+    @staticmethod
+    def checkpoint_recorder(journal: Journal, checkpoint_path: Path) -> Callable[[dict[str, Any]], None]:
+        """The process's event callback: journals each checkpoint write upstream reports (with
+        its bytes when the program was started with ``--checkpoint-bytes``)."""
+
+        def on_event(event: dict[str, Any]) -> None:
+            if event.get("event") != "checkpoint":
+                return
+            text = event.get("checkpoint")
+            if isinstance(text, str):
+                checkpoint_written(journal, checkpoint_path, text)
+            else:
+                journal.record(
+                    "checkpoint",
+                    path=str(checkpoint_path),
+                    entries=None,
+                    size=event.get("size"),
+                    upstream=True,
+                )
+
+        return on_event
 
     # ----- the operations the runner calls -----------------------------------------------
 
@@ -112,7 +128,6 @@ class UpstreamManager:
 
     def reconcile(self, active_pod_uids: Collection[str]) -> dict[str, str | None]:
         """One pass of upstream's reconcile loop; pod UID -> the error it logged (None: done)."""
-        self._wait_registrations()
         start = time.monotonic()
         reply = self.kubelet.call("reconcile", activePods=sorted(active_pod_uids))
         outcome: dict[str, str | None] = dict(reply.get("reconciled") or {})
@@ -176,7 +191,6 @@ class UpstreamManager:
         return reply
 
     def _operation(self, operation: str, op: str, pod: Mapping[str, Any]) -> None:
-        self._wait_registrations()
         start = time.monotonic()
         reply = self.kubelet.call(op, pod=dict(pod))
         duration = time.monotonic() - start
@@ -195,25 +209,8 @@ class UpstreamManager:
         if error:
             raise KubeletError(str(error))
 
-    def _wait_registrations(self) -> None:
-        """Wait (bounded) until upstream's plugin manager saw what drasim's registry scan saw:
-        the same drivers, each registered at least as often (a restarted plugin registers again)."""
-        deadline = time.monotonic() + REGISTRATION_WAIT
-        while True:
-            expected = set(self._expected_drivers())
-            counts = self._expected_registrations()
-            reply = self.kubelet.call("drivers")
-            have = set(reply.get("drivers") or [])
-            done = reply.get("registrations") or {}
-            if (have == expected and all(done.get(d, 0) >= n for d, n in counts.items())) or (
-                time.monotonic() >= deadline
-            ):
-                return
-            # Upstream's plugin reconciler runs once a second; ask again shortly.
-            threading.Event().wait(0.05)
-
     def _after(self) -> None:
-        """Journal what the operation did: the driver's record of calls, the checkpoint's bytes."""
+        """Journal the calls the operation made, from the driver's record."""
         with self._lock:
             since, self._copied_rpc = self._copied_rpc, self._journal.mark()
             for event in self._journal.events("rpc", since_seq=since):
@@ -234,19 +231,17 @@ class UpstreamManager:
                     source="plugin-record",
                 )
             self._copied_rpc = self._journal.mark()
-            data = self._read_checkpoint()
-            if data is not None and data != self._last_checkpoint:
-                self._last_checkpoint = data
-                self._journal.record(
-                    "checkpoint",
-                    path=str(self._checkpoint_path),
-                    size=len(data),
-                    bytes=data.decode("utf-8", errors="replace"),
-                    upstream=True,
-                )
 
-    def _read_checkpoint(self) -> bytes | None:
-        try:
-            return self._checkpoint_path.read_bytes()
-        except OSError:
-            return None
+
+def checkpoint_written(journal: Journal, path: Path, text: str) -> None:
+    """Journal one checkpoint write upstream reported with its bytes, as the emulated store
+    journals its own with ``record_bytes`` (``checkpoint``: path, size, the entries up to
+    :data:`JOURNAL_ENTRIES_LIMIT`, the bytes)."""
+    entries: list[Any] | int | None = None
+    try:
+        listed = json.loads(json.loads(text)["Data"]).get(LIST_KEY) or []
+        entries = listed if len(listed) <= JOURNAL_ENTRIES_LIMIT else len(listed)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        entries = None
+    size = len(text.encode("utf-8"))
+    journal.record("checkpoint", path=str(path), entries=entries, size=size, bytes=text, upstream=True)

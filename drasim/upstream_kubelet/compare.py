@@ -9,8 +9,18 @@ first step where they differ in one of these aspects, in this order:
   calls compare as a sorted list, and the claims of one request as a set;
 - ``errors``: the errors PrepareResources / UnprepareResources / reconcile returned to pods
   (UIDs masked: the API server gives claims fresh UIDs in every run);
-- ``cdi``: the CDI devices each container got (GetResources);
+- ``cdi``: the CDI devices each container got (GetResources), grouped per device; the groups
+  of a container compare as a sorted list, since from 1.36 upstream walks a container's claims
+  in Go map order (``GetResources``: ``for claimName, requestNames := range claimRequests``);
+- ``writes``: every write of dra_manager_state the kubelet made in the step, in order (the
+  emulated store and upstream's program both journal each write's bytes as a ``checkpoint``
+  event); the divergence names the first write that differs. The writes of pods started
+  together by one ``parallel`` step interleave as their threads run, so there only their
+  number is compared;
 - ``checkpoint``: dra_manager_state at the end of the step (see :func:`canonical_checkpoint`);
+- ``metrics``: the DRA metric families the kubelet exposes at the end of the step (see
+  :func:`canonical_metrics`: names, label sets, gauge values and histogram counts; durations
+  are not compared);
 - ``outcome``: the step's own outcome (passed / failed / error).
 
 After a ``parallel`` step that starts pods, devices are compared without who got which (see
@@ -29,7 +39,10 @@ from typing import Any
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 DRA_METHODS = ("NodePrepareResources", "NodeUnprepareResources")
-ASPECTS = ("rpc", "errors", "cdi", "checkpoint", "outcome")
+ASPECTS = ("rpc", "errors", "cdi", "writes", "checkpoint", "metrics", "outcome")
+METRIC_PREFIX = "dra_"
+"""The metric families compared: the DRA manager's (``dra_operations_duration_seconds``,
+``dra_grpc_operations_duration_seconds``, ``dra_resource_claims_in_use``)."""
 POD_OPERATIONS = ("PrepareResources", "UnprepareResources", "ReconcileUnprepare")
 
 
@@ -43,7 +56,9 @@ class StepView:
     rpc: list[Any] = field(default_factory=list)
     errors: list[Any] = field(default_factory=list)
     cdi: list[Any] = field(default_factory=list)
+    writes: list[Any] = field(default_factory=list)
     checkpoint: Any = None
+    metrics: Any = None
     outcome: str = ""
 
 
@@ -98,11 +113,36 @@ def canonical_checkpoint(text: str | None) -> Any:
     return {"data": inner, "checksumOk": checksum_ok}
 
 
+def canonical_metrics(text: str) -> dict[str, Any]:
+    """The DRA metric families of a Prometheus text exposition in comparable form.
+
+    Per family (name starting with :data:`METRIC_PREFIX`): its type and its series, each a
+    label set with a gauge's or counter's value, or a histogram's observation count. Skipped:
+    histogram buckets and sums (durations, which differ run to run and between a Go and a
+    Python process) and every family outside the DRA manager (process, Go runtime and gRPC
+    library metrics are not the DRA manager's behaviour).
+    """
+    from drasim.upstream_kubelet.metrics import TextMetrics
+
+    parsed = TextMetrics(text)
+    families: dict[str, Any] = {}
+    for name in parsed.names():
+        if not name.startswith(METRIC_PREFIX):
+            continue
+        series = parsed.series(name)
+        families[name] = {
+            "type": parsed.kind(name),
+            "series": sorted(([list(pair) for pair in labels], value) for labels, value in series.items()),
+        }
+    return families
+
+
 def steps_of(journal: Iterable[Mapping[str, Any]]) -> list[StepView]:
     """The journal cut into steps; the checkpoint carries over from the step before."""
     steps = [StepView(0, "set-up")]
     starts = [float("-inf")]
     checkpoint: Any = None
+    metrics: Any = None
     for event in journal:
         kind = event.get("kind")
         current = steps[-1]
@@ -116,24 +156,18 @@ def steps_of(journal: Iterable[Mapping[str, Any]]) -> list[StepView]:
                 )
             )
             steps[-1].checkpoint = checkpoint
+            steps[-1].metrics = metrics
         elif kind == "step-end":
             current.outcome = str(event.get("outcome", ""))
         elif kind == "rpc" and event.get("side") == "plugin":
-            method = str(event.get("method", "")).rsplit("/", 1)[-1]
-            if method in DRA_METHODS:
-                request = event.get("request") or {}
-                claims = sorted(
-                    f"{c.get('namespace')}/{c.get('name')}"
-                    for c in (request.get("claims") or [])
-                    if isinstance(c, Mapping)
-                )
-                started = float(event.get("t", 0.0)) - float(event.get("duration") or 0.0)
-                _step_at(steps, starts, started).rpc.append([method, event.get("driver"), claims])
-        elif kind == "kubelet" and event.get("operation") in POD_OPERATIONS and event.get("error"):
-            who = event.get("pod") or event.get("pod_uid")
-            current.errors.append([event.get("operation"), who, _error_text(str(event.get("error")))])
-        elif kind == "kubelet" and event.get("operation") == "GetResources":
-            current.cdi.append([event.get("pod"), event.get("container"), event.get("cdi")])
+            _add_call(steps, starts, event)
+        elif kind == "kubelet":
+            _add_kubelet_event(current, event)
+        elif kind == "checkpoint" and "bytes" in event:
+            current.writes.append(canonical_checkpoint(event.get("bytes")))
+        elif kind == "metrics-snapshot":
+            metrics = canonical_metrics(str(event.get("text") or ""))
+            current.metrics = metrics
         elif kind == "checkpoint-file":
             checkpoint = canonical_checkpoint(event.get("bytes"))
             current.checkpoint = checkpoint
@@ -142,6 +176,31 @@ def steps_of(journal: Iterable[Mapping[str, Any]]) -> list[StepView]:
         step.errors.sort()
         step.cdi.sort(key=repr)
     return steps
+
+
+def _add_kubelet_event(step: StepView, event: Mapping[str, Any]) -> None:
+    """An error returned to a pod, or the CDI devices a container got."""
+    operation = event.get("operation")
+    if operation in POD_OPERATIONS and event.get("error"):
+        who = event.get("pod") or event.get("pod_uid")
+        step.errors.append([operation, who, _error_text(str(event.get("error")))])
+    elif operation == "GetResources":
+        groups = event.get("cdi")
+        if isinstance(groups, list):
+            groups = sorted(groups, key=json.dumps)
+        step.cdi.append([event.get("pod"), event.get("container"), groups])
+
+
+def _add_call(steps: list[StepView], starts: list[float], event: Mapping[str, Any]) -> None:
+    """A DRA call the driver recorded, in the step it began in."""
+    method = str(event.get("method", "")).rsplit("/", 1)[-1]
+    if method not in DRA_METHODS:
+        return
+    request = event.get("request") or {}
+    listed = request.get("claims") or []
+    claims = sorted(f"{c.get('namespace')}/{c.get('name')}" for c in listed if isinstance(c, Mapping))
+    started = float(event.get("t", 0.0)) - float(event.get("duration") or 0.0)
+    _step_at(steps, starts, started).rpc.append([method, event.get("driver"), claims])
 
 
 def _step_at(steps: list[StepView], starts: list[float], t: float) -> StepView:
@@ -173,10 +232,39 @@ def first_divergence(
         raced = raced or (a.name == "parallel" and "startPod" in a.text)
         for aspect in ASPECTS:
             x, y = getattr(a, aspect), getattr(b, aspect)
+            if aspect == "writes":
+                found = _first_differing_write(x, y, raced=raced, concurrent=a.name == "parallel")
+                if found is not None:
+                    return Divergence(a.index, a.name, a.text, aspect, found[0], found[1])
+                continue
             if raced and aspect in ("cdi", "checkpoint"):
                 x, y = _unassigned(aspect, x), _unassigned(aspect, y)
             if x != y:
                 return Divergence(a.index, a.name, a.text, aspect, getattr(a, aspect), getattr(b, aspect))
+    return None
+
+
+def _first_differing_write(
+    left: Sequence[Any], right: Sequence[Any], *, raced: bool, concurrent: bool
+) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The first of a step's checkpoint writes that differs, as each side's view of it
+    (``write``: its number in the step, ``of``: the step's writes, ``checkpoint``: its content,
+    None where that side made no such write); None when the writes agree."""
+    if concurrent:
+        if len(left) == len(right):
+            return None
+        note = "writes of concurrent pods: only their number is compared"
+        return ({"writes": len(left), "note": note}, {"writes": len(right), "note": note})
+    for k in range(max(len(left), len(right))):
+        x = left[k] if k < len(left) else None
+        y = right[k] if k < len(right) else None
+        if raced:
+            x, y = _unassigned("checkpoint", x), _unassigned("checkpoint", y)
+        if x != y:
+            return (
+                {"write": k + 1, "of": len(left), "checkpoint": left[k] if k < len(left) else None},
+                {"write": k + 1, "of": len(right), "checkpoint": right[k] if k < len(right) else None},
+            )
     return None
 
 

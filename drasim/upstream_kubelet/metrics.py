@@ -15,34 +15,42 @@ def _labels(pairs: dict[str, str]) -> Labels:
     return tuple(sorted(pairs.items()))
 
 
+def _parse(text: str) -> tuple[dict[str, str], list[tuple[str, Labels, float]]]:
+    """The declared types (``# TYPE``) and every sample of a Prometheus text exposition."""
+    types: dict[str, str] = {}
+    samples: list[tuple[str, Labels, float]] = []
+    for line in text.splitlines():
+        if line.startswith("# TYPE "):
+            parts = line.split()
+            if len(parts) >= 4:
+                types[parts[2]] = parts[3]
+            continue
+        if not line or line.startswith("#"):
+            continue
+        match = _SAMPLE.match(line)
+        if match is None:
+            continue
+        labels = {k: v.replace('\\"', '"').replace("\\\\", "\\") for k, v in _LABEL.findall(match[2] or "")}
+        try:
+            value = float(match[3])
+        except ValueError:
+            continue
+        samples.append((match[1], _labels(labels), value))
+    return types, samples
+
+
 class TextMetrics:
     """Metric families parsed from Prometheus text: gauge/counter values, histogram counts."""
 
     def __init__(self, text: str) -> None:
-        types: dict[str, str] = {}
-        samples: list[tuple[str, Labels, float]] = []
-        for line in text.splitlines():
-            if line.startswith("# TYPE "):
-                parts = line.split()
-                if len(parts) >= 4:
-                    types[parts[2]] = parts[3]
-                continue
-            if not line or line.startswith("#"):
-                continue
-            match = _SAMPLE.match(line)
-            if match is None:
-                continue
-            labels = {
-                k: v.replace('\\"', '"').replace("\\\\", "\\") for k, v in _LABEL.findall(match[2] or "")
-            }
-            try:
-                value = float(match[3])
-            except ValueError:
-                continue
-            samples.append((match[1], _labels(labels), value))
+        types, samples = _parse(text)
         self._gauges: dict[str, dict[Labels, float]] = {}
         self._histograms: dict[str, dict[Labels, int]] = {}
+        self._types = types
         for name, key, value in samples:
+            base, _, suffix = name.rpartition("_")
+            if suffix in ("bucket", "sum") and types.get(base) == "histogram":
+                continue  # durations: neither expectMetric nor drasim diff reads them
             if name.endswith("_count") and types.get(name[: -len("_count")]) == "histogram":
                 self._histograms.setdefault(name[: -len("_count")], {})[key] = int(value)
             elif types.get(name) in ("gauge", "counter", "untyped", None):
@@ -55,6 +63,14 @@ class TextMetrics:
     def histogram_count(self, name: str, **labels: str) -> int:
         """Observations in a histogram series (0 if none)."""
         return self._histograms.get(name, {}).get(_labels(labels), 0)
+
+    def names(self) -> list[str]:
+        """The families with at least one series, sorted."""
+        return sorted({*self._gauges, *self._histograms})
+
+    def kind(self, name: str) -> str:
+        """A family's type (``gauge``, ``counter``, ``histogram``; ``untyped`` when not declared)."""
+        return self._types.get(name, "untyped")
 
     def series(self, name: str) -> dict[Labels, float | int]:
         """Every series of a family: gauge values or histogram counts."""

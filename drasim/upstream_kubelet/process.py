@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -49,6 +50,8 @@ class LaunchConfig:
     wiping_delay: float | None = None
     """Seconds; None: upstream's default (30 s)."""
     verbosity: int = 2
+    checkpoint_bytes: bool = False
+    """Checkpoint-write events carry the file's bytes (``drasim diff``); else only its size."""
 
     def args(self) -> list[str]:
         """The command line."""
@@ -64,6 +67,8 @@ class LaunchConfig:
             args.append(f"--call-timeout={_go_duration(self.call_timeout)}")
         if self.wiping_delay is not None:
             args.append(f"--wiping-delay={_go_duration(self.wiping_delay)}")
+        if self.checkpoint_bytes:
+            args.append("--checkpoint-bytes")
         return args
 
 
@@ -78,11 +83,17 @@ class _Pending:
     reply: dict[str, Any] | None = None
 
 
+EventCallback = Callable[[dict[str, Any]], None]
+"""Called (on the reader thread) with each event line (id 0), in the order the program sent
+them; an event comes before the reply of the operation that caused it."""
+
+
 class UpstreamKubelet:
     """A running upstream kubelet; :meth:`call` sends a request and returns its reply."""
 
-    def __init__(self, config: LaunchConfig) -> None:
+    def __init__(self, config: LaunchConfig, on_event: EventCallback | None = None) -> None:
         self.config = config
+        self._on_event = on_event
         config.state_dir.mkdir(parents=True, exist_ok=True)
         config.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log: IO[bytes] = open(config.log_path, "ab")  # noqa: SIM115 - closed in _reap
@@ -150,6 +161,12 @@ class UpstreamKubelet:
             try:
                 reply = json.loads(raw)
             except ValueError:
+                continue
+            if not isinstance(reply, dict):
+                continue
+            if reply.get("event"):
+                if self._on_event is not None:
+                    self._on_event(reply)
                 continue
             with self._lock:
                 pending = self._pending.pop(int(reply.get("id", 0)), None)

@@ -2,8 +2,11 @@
 
 :class:`UpstreamSlotKubelet` implements :class:`drasim.runner.kubeletslot.Kubelet`: the DRA
 manager's calls go to upstream's own manager in a process of its own (:mod:`.process`,
-:mod:`.adapter`); drasim's plugin host runs beside it for the runner's own registration
-waits, instance views, health streams and timers, as it watches the same registry directory.
+:mod:`.adapter`). Upstream's plugin manager is the only registrar: it alone watches the
+registry directory and talks to the registration sockets. drasim's plugin host does not scan;
+:class:`~drasim.upstream_kubelet.registrar.UpstreamRegistrar` mirrors upstream's registrations
+into it, and it keeps the runner's instance views, connection tracking, health streams and
+slice-wipe timers.
 It offers no crash points (upstream's code has no hooks to die at) and no watcher pause
 (upstream's registry scan cannot be held): steps needing them are "not comparable".
 """
@@ -26,6 +29,7 @@ from drasim.state import ClaimInfoState
 from drasim.upstream_kubelet.adapter import UpstreamManager
 from drasim.upstream_kubelet.choice import upstream_binary
 from drasim.upstream_kubelet.process import LaunchConfig, UpstreamKubelet, UpstreamStartError
+from drasim.upstream_kubelet.registrar import UpstreamRegistrar
 
 __all__ = ["UpstreamSlotKubelet"]
 
@@ -35,13 +39,15 @@ START_WIPE_TIMEOUT = 15.0
 
 @dataclass
 class UpstreamSlotKubelet(PluginHostSide):
-    """Upstream's DRA manager (out of process) with drasim's plugin host beside it (registration,
-    instances, health streams and timers come from :class:`PluginHostSide`)."""
+    """Upstream's DRA manager and plugin manager (out of process) with drasim's plugin host
+    beside them, fed by :class:`UpstreamRegistrar` (instances, health streams and timers come
+    from :class:`PluginHostSide`; registration is upstream's)."""
 
     manager: UpstreamManager
     process: UpstreamKubelet
     host: PluginHost
     scheduler: ManualScheduler
+    registrar: UpstreamRegistrar
     release: str
 
     @classmethod
@@ -61,11 +67,14 @@ class UpstreamSlotKubelet(PluginHostSide):
             # Not scaled: upstream's wipe timer runs in real time while a scenario's clock only
             # moves when a step advances it, so a scaled delay would fire between steps.
             wiping_delay=float(node.timers.wiping_delay),
+            # A run that keeps every version of a large file would hold O(N²) bytes: only diffs ask.
+            checkpoint_bytes=node.record_checkpoint_writes,
         )
         journal = node.journal
         started = journal.mark()
         try:
-            process = UpstreamKubelet(config)
+            on_event = UpstreamManager.checkpoint_recorder(journal, node.checkpoint_path)
+            process = UpstreamKubelet(config, on_event)
         except UpstreamStartError as err:
             raise KubeletError(str(err)) from None
         # Upstream wipes the node's ResourceSlices at start, in the background; wait for that
@@ -77,21 +86,9 @@ class UpstreamSlotKubelet(PluginHostSide):
         scheduler = ManualScheduler()
         host = plugin_host(node, scheduler)
 
-        def registrations() -> dict[str, int]:
-            counts: dict[str, int] = {}
-            for event in journal.events("registration", since_seq=started, outcome="registered"):
-                name = str(event.get("driver"))
-                counts[name] = counts.get(name, 0) + 1
-            return counts
-
-        manager = UpstreamManager(
-            process,
-            journal=journal,
-            checkpoint_path=node.checkpoint_path,
-            expected_drivers=host.manager.drivers,
-            expected_registrations=registrations,
-        )
-        return cls(manager, process, host, scheduler, node.release)
+        manager = UpstreamManager(process, journal=journal, checkpoint_path=node.checkpoint_path)
+        registrar = UpstreamRegistrar(process, host.manager, journal=journal, registry_dir=node.registry_dir)
+        return cls(manager, process, host, scheduler, registrar, node.release)
 
     # The DRA manager: upstream's.
     def prepare_resources(self, pod: Mapping[str, Any]) -> None:
@@ -132,9 +129,19 @@ class UpstreamSlotKubelet(PluginHostSide):
         """Upstream's own metrics (its DRA collector and histograms), Prometheus text."""
         return self.manager.metrics_text()
 
+    # Registration: upstream's plugin manager; drasim's host learns from it.
+    def start(self) -> None:
+        """See :class:`Kubelet`: upstream's plugin manager watches already; follow it."""
+        self.registrar.start()
+
+    def sync_registrations(self, timeout: float) -> bool:
+        """See :class:`Kubelet`: wait until upstream's plugin manager settled on the registry."""
+        return self.registrar.sync(timeout)
+
     def stop(self) -> None:
         """See :class:`Kubelet`: upstream's process ends; the checkpoint file stays."""
         try:
+            self.registrar.stop()
             self.process.stop()
         finally:
             self.host.stop()

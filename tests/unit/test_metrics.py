@@ -89,3 +89,22 @@ def test_a_histogram_vec_observes_by_label_values_in_its_label_order() -> None:
     assert vec_metrics.histogram_count("d", op="x", code="OK") == 2
     with pytest.raises(ValueError, match="shorter"):  # one value per label name
         vec.observe(1.0, "x")
+
+
+def test_reset_forgets_series_and_collectors_like_a_restarted_process() -> None:
+    metrics = Metrics()
+    metrics.describe("dra_operations_duration_seconds", kind="histogram", help_text="h")
+    metrics.observe(
+        "dra_operations_duration_seconds", 0.1, operation_name="PrepareResources", is_error="false"
+    )
+    metrics.collect("dra_resource_claims_in_use", lambda: [({"driver_name": "<any>"}, 1.0)])
+    assert metrics.gauge("dra_resource_claims_in_use", driver_name="<any>") == 1.0
+    metrics.reset()
+    assert (
+        metrics.histogram_count(
+            "dra_operations_duration_seconds", operation_name="PrepareResources", is_error="false"
+        )
+        == 0
+    )
+    assert metrics.gauge("dra_resource_claims_in_use", driver_name="<any>") is None
+    assert "# TYPE dra_operations_duration_seconds histogram" in metrics.to_text()

@@ -127,3 +127,57 @@ def test_pytest_plugin_runs_the_suite_on_upstream(upstream_kubelet: Path, tmp_pa
     assert done.returncode == 0, done.stdout + done.stderr
     assert "3 passed, 1 skipped" in done.stdout, done.stdout
     assert "not comparable: restartKubelet with crashAt" in done.stdout, done.stdout
+
+
+@pytest.mark.timeout(300)
+def test_html_report_of_a_real_diff_shows_the_first_divergence_side_by_side(
+    upstream_kubelet: Path, tmp_path: Path
+) -> None:
+    """Both kubelets run a scenario for real; upstream's journal loses its last checkpoint write
+    (as if it had not written), and the page shows that write next to the emulation's."""
+    from drasim.commands.diff import DIFFER, DiffRow, diff_scenario
+    from drasim.commands.diff_html import render_html
+    from drasim.conformance import real_driver_skip_reason
+    from drasim.report import RESULTS
+    from drasim.runner.options import RunOptions
+    from drasim.runner.run import run_scenario
+    from drasim.upstream_kubelet.compare import first_divergence
+
+    del upstream_kubelet
+    scenario = next(s for s in CONFORMANCE if s.name == "conformance-shared-claim")
+    journals = {}
+    for kind in ("emulated", "upstream"):
+        options = RunOptions(kubelet=kind, kubelet_version="1.37", record_checkpoint_bytes=True)
+        result = run_scenario(scenario, options, results=RESULTS, real_driver_skip=real_driver_skip_reason)
+        assert result.status == "passed", result.failure
+        journals[kind] = list(result.journal)
+    upstream = journals["upstream"]
+    last_write = max(i for i, e in enumerate(upstream) if e.get("kind") == "checkpoint" and "bytes" in e)
+    divergence = first_divergence(journals["emulated"], upstream[:last_write] + upstream[last_write + 1 :])
+    assert divergence is not None
+    assert divergence.aspect == "writes"
+    assert divergence.upstream["checkpoint"] is None
+    hostile = "<script>alert(1)</script>"
+    agree = diff_scenario(scenario, NEWEST, timeout=90.0)
+    differ = DiffRow(
+        hostile, NEWEST, DIFFER, why=f"step {divergence.step}: writes", divergence=divergence.to_dict()
+    )
+    page = render_html([agree, differ])
+    (tmp_path / "diff.html").write_text(page, encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>")
+    assert "<script" not in page  # no script of ours, and the scenario's text escaped
+    assert html_escape(hostile) in page
+    assert "http://" not in page
+    assert "https://" not in page
+    assert ">agree<" in page
+    assert f"first divergence at step {divergence.step}" in page
+    assert "<h3>emulated</h3>" in page
+    assert "<h3>upstream</h3>" in page
+    assert "&quot;write&quot;: " + str(divergence.emulated["write"]) in page  # JSON, escaped
+    assert "ClaimInfoStateList" in page  # the emulated side shows the write upstream lacks
+
+
+def html_escape(text: str) -> str:
+    import html
+
+    return html.escape(text, quote=True)

@@ -231,6 +231,24 @@ def test_stop_removes_sockets_and_kill_leaves_stale_ones(make_driver, wire, env)
     assert wire(driver).get_info().name == "gpu.example.com"
 
 
+def test_kill_leaves_the_visible_socket_files_untouched(make_driver, env):
+    """gRPC listens on a hidden second name; a kill removes only that one, so the visible files
+    keep their inode and modification time (no watcher, polling or inotify, sees a change), and a
+    stop removes both names."""
+    driver = make_driver()
+    paths = (env.plugin / "dra.sock", env.registry / "gpu.example.com-reg.sock")
+    before = [(p.stat().st_ino, p.stat().st_mtime_ns) for p in paths]
+    assert all(p.with_name(f".{p.name}.live").is_socket() for p in paths)
+    driver.kill()
+    assert [(p.stat().st_ino, p.stat().st_mtime_ns) for p in paths] == before
+    driver.start()
+    assert [p.stat().st_ino for p in paths] != [ino for ino, _ in before]  # new sockets, one rename each
+    driver.stop()
+    for path in paths:
+        assert not path.exists()
+        assert not path.with_name(f".{path.name}.live").exists()
+
+
 def test_journal_file_recorder_and_memory(make_driver, wire, claim, env):
     recorder = ListRecorder()
     journal = env.root / "journal.jsonl"

@@ -125,27 +125,65 @@ def test_go_programs_are_gofmt_clean() -> None:
     assert done.stdout == "", f"not gofmt-formatted:\n{done.stdout}"
 
 
-def test_prune_keeps_builds_other_checkouts_use(tmp_path: Path) -> None:
-    """Another checkout's build is kept while recently used; stale ones beyond the newest few go."""
-    now = 1_000_000.0
-    keep = tmp_path / "drasim-kubelet-aaaaaaaaaaaaaaaa"
-    keep.write_bytes(b"new")
-    ages = {"b": 10.0, "c": 7200.0, "d": 8000.0, "e": 9000.0, "f": 60.0}
-    for letter, age in ages.items():
-        other = tmp_path / f"drasim-kubelet-{letter * 16}"
-        other.write_bytes(b"old")
-        os.utime(other, (now - age, now - age))
-    unrelated = tmp_path / "drasim-control-plane-eeeeeeeeeeeeeeee"
-    unrelated.write_bytes(b"x")
-    os.utime(unrelated, (0, 0))
+def test_prune_keeps_other_checkouts_recent_builds(tmp_path: Path) -> None:
+    """Another worktree may be running its build of the same release right now: only builds
+    older than PRUNE_AFTER go, with their build directories."""
+    import os
+    import time
 
-    gobuild._prune(keep, now=now)
+    bins = tmp_path / "bin" / "1.34.4"
+    bins.mkdir(parents=True)
+    keep, recent, old = (bins / f"drasim-kubelet-{c * 16}" for c in "abc")
+    for path in (keep, recent, old):
+        path.write_text("binary")
+    src = tmp_path / "src"
+    old_src = src / f"kubelet-1.34.4-{'c' * 16}"
+    old_src.mkdir(parents=True)
+    (old_src / ".drasim-source").write_text("key")
+    day_ago = time.time() - gobuild.PRUNE_AFTER - 60
+    os.utime(old, (day_ago, day_ago))
+    os.utime(old_src / ".drasim-source", (day_ago, day_ago))
+    gobuild._prune(keep)
+    assert keep.exists()
+    assert recent.exists()
+    assert not old.exists()
+    assert not old_src.exists()
 
-    left = sorted(p.name.rsplit("-", 1)[1][0] for p in tmp_path.glob("drasim-kubelet-*"))
-    # a is the new build; b and f were used within the hour (and are the two most recent
-    # others); c, d and e are older than an hour and beyond the two most recent: removed.
-    assert left == ["a", "b", "f"]
-    assert unrelated.exists()
+
+def test_a_second_overlay_pass_keeps_the_linked_module(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A build directory whose go.mod already points upstream's module at its linked copy (the
+    overlay ran there before) is left as it is: no relink under another name, no go.mod edit."""
+    import json
+
+    cache = tmp_path / "cache"
+    linked = cache / "mods" / "k8s.io_kubernetes@v1.34.4"
+    (linked / "pkg" / "kubelet" / "cm" / "dra").mkdir(parents=True)
+    program = tmp_path / "cmd" / "kubelet"
+    hook = program / "_overlay" / "k8s.io" / "kubernetes" / "pkg" / "kubelet" / "cm" / "dra" / "zz_hooks.go"
+    hook.parent.mkdir(parents=True)
+    hook.write_text("package dra\n")
+    listing = {
+        "Path": "k8s.io/kubernetes",
+        "Version": "v1.34.4",
+        "Replace": {"Path": str(linked), "Dir": str(linked)},
+    }
+    calls: list[list[str]] = []
+
+    def fake_run(args: list[str], cwd: Path, env: dict[str, str], what: str) -> str:
+        calls.append(args)
+        return json.dumps(listing) if args[:2] == ["go", "list"] else ""
+
+    monkeypatch.setattr(gobuild, "_run", fake_run)
+    path = gobuild._overlay(
+        program / "_overlay", tmp_path / "work", cache, "kubelet", gobuild.parse_release("1.34"), env={}
+    )
+    assert path is not None
+    replace = json.loads(path.read_text())["Replace"]
+    assert replace == {str(linked / "pkg" / "kubelet" / "cm" / "dra" / "zz_hooks.go"): str(hook)}
+    assert [c for c in calls if c[:3] == ["go", "mod", "edit"]] == []
+    assert not (cache / "mods" / "k8s.io_kubernetes@local").exists()
 
 
 def test_a_cache_hit_marks_the_build_used(tmp_path: Path) -> None:

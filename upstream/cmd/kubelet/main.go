@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -46,6 +47,8 @@ type options struct {
 	nodeName    string
 	callTimeout time.Duration
 	wipingDelay time.Duration
+	// checkpointBytes: checkpoint events carry the file's bytes (else only its size).
+	checkpointBytes bool
 }
 
 // kubelet is the running program: the DRA manager and what drasim needs around it.
@@ -63,9 +66,12 @@ type kubelet struct {
 	activeMu   sync.Mutex
 	active     []*v1.Pod
 
+	plugins pluginmanager.PluginManager
+
 	driversMu     sync.Mutex
 	drivers       map[string]map[string]bool // driver name -> registered endpoints
 	registrations map[string]int             // driver name -> successful registrations so far
+	versions      map[string][]string        // driver name + "\x00" + endpoint -> supported versions it registered with
 
 	outMu sync.Mutex
 	out   *json.Encoder
@@ -79,6 +85,7 @@ func main() {
 	fs.StringVar(&opts.kubeconfig, "kubeconfig", "", "kubeconfig of the API server (required)")
 	fs.StringVar(&opts.nodeName, "node-name", "", "this node's name (required)")
 	fs.DurationVar(&opts.callTimeout, "call-timeout", 0, "gRPC call timeout for drivers that set none (0: upstream's default)")
+	fs.BoolVar(&opts.checkpointBytes, "checkpoint-bytes", false, "report the checkpoint file's bytes after each write (else its size)")
 	fs.DurationVar(&opts.wipingDelay, "wiping-delay", 0, "delay before a gone driver's ResourceSlices are deleted (0: upstream's default)")
 	klog.InitFlags(fs)
 	_ = fs.Parse(os.Args[1:])
@@ -116,13 +123,24 @@ func start(opts options, out *os.File) (*kubelet, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	logger := klog.Background()
 	ctx = klog.NewContext(ctx, logger)
+	k := &kubelet{opts: opts, ctx: ctx, cancel: cancel, client: client,
+		drivers: map[string]map[string]bool{}, registrations: map[string]int{}, versions: map[string][]string{},
+		out: json.NewEncoder(out)}
+	checkpointPath := filepath.Join(opts.stateDir, checkpointFile)
+	_, statErr := os.Stat(checkpointPath)
 	manager, err := dra.NewManager(logger, client, opts.stateDir)
 	if err != nil {
 		cancel()
 		return nil, err
 	}
-	k := &kubelet{opts: opts, ctx: ctx, cancel: cancel, client: client, manager: manager,
-		drivers: map[string]map[string]bool{}, registrations: map[string]int{}, out: json.NewEncoder(out)}
+	k.manager = manager
+	// A missing checkpoint is created by NewManager: that is the manager's first write.
+	if os.IsNotExist(statErr) {
+		if data, err := os.ReadFile(checkpointPath); err == nil {
+			k.checkpointWritten(data)
+		}
+	}
+	manager.DrasimReportCheckpointWrites(checkpointPath, k.checkpointWritten)
 	manager.DrasimSetReconcilePeriod(never)
 	if err := manager.Start(ctx, k.activePods, nodeGetter(k.getNode), readiness{&k.ready}); err != nil {
 		cancel()
@@ -137,6 +155,7 @@ func start(opts options, out *os.File) (*kubelet, error) {
 
 	plugins := pluginmanager.NewPluginManager(opts.registryDir, &record.FakeRecorder{})
 	plugins.AddHandler(pluginapi.DRAPlugin, newRegistrationHandler(manager.GetWatcherHandler(), k))
+	k.plugins = plugins
 	var always atomic.Bool
 	always.Store(true)
 	go runPluginManager(ctx, plugins, readiness{&always})
@@ -173,12 +192,23 @@ func (k *kubelet) callTimeout(asked *time.Duration) *time.Duration {
 	return asked
 }
 
-func (k *kubelet) registered(name, endpoint string, err error) {
+// checkpointWritten reports one write of the checkpoint file to drasim (an event line).
+func (k *kubelet) checkpointWritten(data []byte) {
+	r := reply{Event: eventCheckpoint, Size: len(data)}
+	if k.opts.checkpointBytes {
+		text := string(data)
+		r.Checkpoint = &text
+	}
+	k.send(r)
+}
+
+func (k *kubelet) registered(name, endpoint string, versions []string, err error) {
 	if err != nil {
 		return
 	}
 	k.driversMu.Lock()
 	defer k.driversMu.Unlock()
+	k.versions[name+"\x00"+endpoint] = append([]string{}, versions...)
 	if k.drivers[name] == nil {
 		k.drivers[name] = map[string]bool{}
 	}
@@ -283,6 +313,10 @@ func (k *kubelet) handle(req request) reply {
 		}
 		k.driversMu.Unlock()
 		sort.Strings(r.Drivers)
+	case opPlugins:
+		k.driversMu.Lock()
+		r.Plugins = pluginSockets(pluginmanager.DrasimState(k.plugins), k.versions)
+		k.driversMu.Unlock()
 	}
 	return r
 }

@@ -9,7 +9,8 @@ import (
 
 // The control protocol: drasim writes one JSON request per line on stdin and reads one
 // JSON reply per request (matched by id) on stdout. Replies can come out of order when
-// requests overlap; klog writes to stderr only.
+// requests overlap; lines with id 0 are events (a checkpoint write), sent before the reply
+// of the operation that caused them. klog writes to stderr only.
 
 // Operations a request can name.
 const (
@@ -21,6 +22,7 @@ const (
 	opMightNeed = "mightNeedUnprepare"
 	opMetrics   = "metrics"
 	opDrivers   = "drivers"
+	opPlugins   = "plugins"
 	opPing      = "ping"
 	opStop      = "stop"
 )
@@ -49,6 +51,12 @@ type reply struct {
 	Text          string             `json:"text,omitempty"`
 	Drivers       []string           `json:"drivers,omitempty"`
 	Registrations map[string]int     `json:"registrations,omitempty"`
+	Plugins       []pluginSocket     `json:"plugins,omitempty"`
+	// Event names an unsolicited line (ID 0): eventCheckpoint carries Size, the file's size
+	// after one write, and with --checkpoint-bytes Checkpoint, its bytes.
+	Event      string  `json:"event,omitempty"`
+	Checkpoint *string `json:"checkpoint,omitempty"`
+	Size       int     `json:"size,omitempty"`
 }
 
 // decodeRequest parses and checks one request line.
@@ -76,7 +84,7 @@ func decodeRequest(line []byte) (request, error) {
 		if req.PodUID == "" {
 			return req, fmt.Errorf("%s needs a podUID", req.Op)
 		}
-	case opReconcile, opClaims, opMetrics, opDrivers, opPing, opStop:
+	case opReconcile, opClaims, opMetrics, opDrivers, opPlugins, opPing, opStop:
 	case "":
 		return req, fmt.Errorf("request has no op")
 	default:

@@ -21,6 +21,7 @@ func TestDecodeRequest(t *testing.T) {
 		{"resources without container", `{"id":7,"op":"resources","pod":` + pod + `}`, "needs a pod and a container"},
 		{"unknown container", `{"id":8,"op":"resources","pod":` + pod + `,"container":"x"}`, `pod p has no container "x"`},
 		{"mightNeed without uid", `{"id":9,"op":"mightNeedUnprepare"}`, "needs a podUID"},
+		{"plugins", `{"id":10,"op":"plugins"}`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req, err := decodeRequest([]byte(tc.line))

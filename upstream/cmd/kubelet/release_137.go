@@ -40,7 +40,7 @@ func (h registrationHandler) ValidatePlugin(ctx context.Context, name, endpoint 
 
 func (h registrationHandler) RegisterPlugin(ctx context.Context, name, endpoint string, versions []string, timeout *time.Duration) error {
 	err := h.inner.RegisterPlugin(ctx, name, endpoint, versions, h.k.callTimeout(timeout))
-	h.k.registered(name, endpoint, err)
+	h.k.registered(name, endpoint, versions, err)
 	return err
 }
 

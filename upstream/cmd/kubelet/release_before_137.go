@@ -32,7 +32,7 @@ func (h registrationHandler) ValidatePlugin(name, endpoint string, versions []st
 
 func (h registrationHandler) RegisterPlugin(name, endpoint string, versions []string, timeout *time.Duration) error {
 	err := h.inner.RegisterPlugin(name, endpoint, versions, h.k.callTimeout(timeout))
-	h.k.registered(name, endpoint, err)
+	h.k.registered(name, endpoint, versions, err)
 	return err
 }
 
