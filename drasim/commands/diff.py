@@ -236,6 +236,8 @@ def _cell(row: DiffRow) -> str:
             why = "crashAt hook"
         elif "service-narrowing" in why:
             why = "kubelet.services narrowed"
+        elif "scaled-reconnect" in why:
+            why = "gRPC reconnect backoff is real time"
         elif "outside this scenario's kubeletVersions" in why:
             why = "version not in scenario"
         elif "cannot run upstream" in why:

@@ -11,6 +11,7 @@ when a connection ends a reconnect is requested so a restarted plugin is noticed
 from __future__ import annotations
 
 import contextlib
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -56,6 +57,14 @@ _GO_DETAILS = {
     "Locally cancelled by application!": "context canceled",
 }
 
+# grpc C-core's wording for a unix socket it could not connect to, and grpc-go's (the kubelet's
+# client: google.golang.org/grpc internal/transport, "Error while dialing", with Go's lowercase
+# syscall error text), so a pod's error reads as it does on a real node.
+_CORE_CONNECT = re.compile(
+    r"^failed to connect to all addresses; last error: [A-Z_]+: unix:(?P<path>\S+): "
+    r"connect failed: addr: unix:\S+ error: (?P<why>.+)$"
+)
+
 T = TypeVar("T")
 
 
@@ -71,7 +80,19 @@ def rpc_error_from(exc: grpc.RpcError) -> RpcError:
     code = code_fn() if callable(code_fn) else None
     details = details_fn() if callable(details_fn) else None
     text = str(details) if details is not None else str(exc)
-    return RpcError(go_code_name(code), _GO_DETAILS.get(text, text))
+    return RpcError(go_code_name(code), go_details(text))
+
+
+def go_details(text: str) -> str:
+    """grpc-go's wording of a client-side error that grpcio words differently (else ``text``)."""
+    if text in _GO_DETAILS:
+        return _GO_DETAILS[text]
+    connect = _CORE_CONNECT.match(text)
+    if connect is not None:
+        why = connect["why"][:1].lower() + connect["why"][1:]
+        dialing = f"dial unix {connect['path']}: connect: {why}"
+        return f'connection error: desc = "transport: Error while dialing: {dialing}"'
+    return text
 
 
 #: The shortest real gRPC deadline drasim uses. Scaled kubelet timeouts (GetInfo's 1 s at a

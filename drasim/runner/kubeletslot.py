@@ -39,6 +39,7 @@ __all__ = [
     "CAPABILITIES",
     "CRASH_POINTS",
     "HEALTH_STREAMS",
+    "SCALED_RECONNECT",
     "SERVICE_NARROWING",
     "WATCHER_PAUSE",
     "Kubelet",
@@ -60,7 +61,13 @@ HEALTH_STREAMS = "health-streams"
 SERVICE_NARROWING = "service-narrowing"
 """The kubelet can offer plugins fewer DRA services than its version has (a scenario's
 ``kubelet.services``, a drasim profile knob upstream's kubelet has no setting for)."""
-CAPABILITIES = (CRASH_POINTS, WATCHER_PAUSE, HEALTH_STREAMS, SERVICE_NARROWING)
+SCALED_RECONNECT = "scaled-reconnect"
+"""The kubelet's gRPC client retries a refused connection on the scenario's clock. Upstream's
+client (grpc-go, ``backoff.DefaultConfig``: 1 s base delay, growing 1.6 times per failure) waits
+real seconds before it dials a refused socket again and fails every call meanwhile with the last
+dial error, so a scenario that serves a refused socket again and retries within scaled time
+cannot be compared; the gRPC library's backoff is not the DRA manager's behaviour."""
+CAPABILITIES = (CRASH_POINTS, WATCHER_PAUSE, HEALTH_STREAMS, SERVICE_NARROWING, SCALED_RECONNECT)
 """Every optional capability a kubelet implementation may offer."""
 
 

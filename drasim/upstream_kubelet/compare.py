@@ -78,11 +78,16 @@ class Divergence:
 
 
 def _error_text(text: str) -> str:
-    """An error in comparable form: UIDs masked, and gRPC-go's two texts for one expired deadline
-    made one. Whether upstream's client reports its own context expiring ("context deadline
-    exceeded") or the server's DEADLINE_EXCEEDED status ("Deadline Exceeded") is a race inside
-    grpc-go when both share the deadline, not a choice of the DRA manager."""
-    return _UUID.sub("<uid>", text).replace("desc = Deadline Exceeded", "desc = context deadline exceeded")
+    """An error in comparable form: UIDs and the run's node directory masked (each run has its
+    own, e.g. ``/dev/shm/drasim-ab12``, in a socket path an error names), and gRPC-go's two texts
+    for one expired deadline made one. Whether upstream's client reports its own context expiring
+    ("context deadline exceeded") or the server's DEADLINE_EXCEEDED status ("Deadline Exceeded")
+    is a race inside grpc-go when both share the deadline, not a choice of the DRA manager."""
+    text = _NODE_DIR.sub("<node dir>", _UUID.sub("<uid>", text))
+    return text.replace("desc = Deadline Exceeded", "desc = context deadline exceeded")
+
+
+_NODE_DIR = re.compile(r"/[^\s\"':]*?/drasim-[a-z0-9]+(?=/)")
 
 
 def canonical_checkpoint(text: str | None) -> Any:

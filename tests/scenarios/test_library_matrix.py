@@ -35,10 +35,6 @@ FORMERLY_FAILING = [
     "slices-wiped-after-deregistration",
 ]
 WIDENED = [
-    "conformance-health-stream",
-    "plugin-health-cleared-when-stream-ends",
-    "plugin-health-report-goes-stale",
-    "plugin-health-reports-reach-pod-status",
     "faults-kubelet-claim-fetch-fails",
 ]
 

@@ -9,6 +9,7 @@ from drasim.errors import ConfigError
 from drasim.runner.actions.registry import handles
 from drasim.runner.context import StepContext, StepFailure
 from drasim.runner.drivers import FakeDriverHandle
+from drasim.runner.kubeletslot import SCALED_RECONNECT
 from drasim.runner.proxied import ProxiedDriverHandle
 from drasim.runner.world import World
 from drasim.scenario import steps as S  # noqa: N812 - S.Fault reads like the YAML
@@ -85,6 +86,8 @@ def reset_connections(world: World, args: S.ResetConnections, ctx: StepContext) 
 def refuse_connections(world: World, args: S.RefuseConnections, ctx: StepContext) -> None:
     """Close the plugin's DRA socket until ``refuse: false``."""
     handle = _connections(world, args.driver, "refuseConnections")
+    if not args.refuse:  # what follows is the client's reconnect, timed by its own backoff
+        world.kubelet_slot.require(SCALED_RECONNECT, "refuseConnections {refuse: false}")
     handle.refuse_connections(args.refuse)
     what = "refuses connections" if args.refuse else "accepts connections again"
     world.journal.record("fault", where="plugin", driver=handle.name, description=what)

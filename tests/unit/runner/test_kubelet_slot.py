@@ -9,7 +9,13 @@ from drasim.errors import ConfigError
 from drasim.report.model import RESULTS
 from drasim.runner.emulated import EmulatedKubelet
 from drasim.runner.kubelets import KUBELET_IMPLEMENTATIONS
-from drasim.runner.kubeletslot import CAPABILITIES, CRASH_POINTS, Kubelet, KubeletImplementation
+from drasim.runner.kubeletslot import (
+    CAPABILITIES,
+    CRASH_POINTS,
+    SCALED_RECONNECT,
+    Kubelet,
+    KubeletImplementation,
+)
 from drasim.runner.options import RunOptions
 from drasim.runner.plan import plan_run
 from drasim.runner.run import run_scenario
@@ -111,3 +117,30 @@ def test_a_kill_without_the_watcher_pause_still_runs(bare: str) -> None:
     result = run_scenario(scenario(*KILL), RunOptions(kubelet=bare), results=RESULTS)
     assert result.status == "passed", result.failure
     assert BareKubelet.paused == 1  # asked once, for the kill, and did without
+
+
+REFUSED = (
+    "{startPod: {name: a, claims: [gpu]}}",
+    "{deletePod: a}",
+    "{mark: refused}",
+    "{refuseConnections: {}}",
+    "{expectConnections: {since: refused, disconnects: {atLeast: 1}}}",
+    "{startPod: {name: b, claims: [gpu], expectError: Unavailable}}",
+    "{mark: served}",
+    "{refuseConnections: {refuse: false}}",
+    "{expectConnections: {since: served, connects: {atLeast: 1}}}",
+    "{advanceClock: 90}",
+    "{expectPod: {pod: b, phase: Running}}",
+)
+
+
+def test_serving_a_refused_socket_again_is_not_comparable_without_scaled_reconnect(bare: str) -> None:
+    """The retry after the socket serves again is timed by the kubelet's gRPC reconnect backoff,
+    which upstream's grpc-go runs in real seconds: not comparable there."""
+    result = run_scenario(scenario(*REFUSED), RunOptions(kubelet=bare), results=RESULTS)
+    assert result.status == "skipped", result.failure
+    assert result.skip_reason == (
+        "not comparable: refuseConnections {refuse: false} needs the kubelet capability "
+        f"{SCALED_RECONNECT!r}, which the bare kubelet does not offer"
+    )
+    assert run_scenario(scenario(*REFUSED), RunOptions(), results=RESULTS).status == "passed"

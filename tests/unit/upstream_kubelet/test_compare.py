@@ -272,3 +272,17 @@ def test_a_containers_devices_compare_without_the_order_of_its_claims() -> None:
     divergence = first_divergence(run([gpu, nic]), run([gpu]))
     assert divergence is not None
     assert divergence.aspect == "cdi"
+
+
+def test_errors_naming_each_runs_own_node_directory_agree() -> None:
+    """Each run has its own node directory; a socket path in an error must not make a differ."""
+    refused = (
+        'connection error: desc = "transport: Error while dialing: dial unix {}/kubelet/plugins/gpu/dra.sock"'
+    )
+    a = _journal(rpc_claims=["gpu"], error=refused.format("/dev/shm/drasim-ab12"), entries=[])
+    b = _journal(rpc_claims=["gpu"], error=refused.format("/tmp/drasim-zz9q"), entries=[])
+    assert first_divergence(a, b) is None
+    other = _journal(
+        rpc_claims=["gpu"], error=refused.format("/dev/shm/drasim-ab12").replace("gpu/", "nic/"), entries=[]
+    )
+    assert first_divergence(a, other) is not None
