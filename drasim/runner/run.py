@@ -108,7 +108,6 @@ class RealDriverSkip(Protocol):
     :func:`drasim.conformance.real_driver_skip_reason`. ``fake``: the driver is the fake plugin."""
 
     def __call__(self, scenario: Scenario, capabilities: tuple[str, ...], *, fake: bool = False) -> str: ...
-"""Why a scenario cannot run against a ``--driver-cmd`` driver with these capabilities ('' if it can)."""
 
 
 class Reporter(Protocol[R_contra]):
