@@ -81,6 +81,14 @@ def set_device_health(world: World, args: S.SetDeviceHealth, ctx: StepContext) -
     )
     if world.kubelet is None:
         return
+    if not world.version.health_services:  # nothing can arrive: say so now, not after the wait
+        raise StepFailure(
+            f"setDeviceHealth: kubelet {world.version.version} opens no device-health stream "
+            f"(KEP-4680 streams arrived in 1.34), so {handle.name}'s {args.health} for "
+            f"{pool}/{args.device} never reaches it",
+            expected=want,
+            actual=None,
+        )
 
     def stored() -> bool:
         entry = world.health.entries.get(key)

@@ -145,3 +145,16 @@ def test_adding_or_clearing_a_fault_leaves_the_drivers_health_alone() -> None:
     assert [name for name, _ in calls] == ["add_faults", "clear_faults", "release_hangs"]
     # The fake plugin gets the scenario's typed rule itself, no dict in its own vocabulary.
     assert calls[0][1] == [PluginFault(rpc="NodePrepareResources", code="UNAVAILABLE", times=1)]
+
+
+def test_a_kubelet_without_health_streams_fails_the_step_with_the_reason() -> None:
+    """Before 1.34 no report can reach the kubelet: the step says why instead of waiting."""
+    from drasim.runner.options import RunOptions
+
+    (scenario,) = load_text(HEAD + "    - setDeviceHealth: {device: gpu-0, health: Unhealthy}\n")
+    result = run_scenario(scenario, RunOptions(kubelet_version="1.33"), results=RESULTS)
+    assert result.status == "failed", explain(result)
+    assert result.failure.message == (
+        "setDeviceHealth: kubelet 1.33 opens no device-health stream (KEP-4680 streams arrived in 1.34), "
+        "so gpu.example.com's Unhealthy for node-1/gpu-0 never reaches it"
+    )
