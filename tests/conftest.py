@@ -48,6 +48,26 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 
 TESTS = Path(__file__).parent
 
+
+@pytest.hookimpl(trylast=True)  # after the directories' conftests have added their markers
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Run the ``slow`` tests first, the real-driver library run first of all.
+
+    ``--dist worksteal`` gives each worker a contiguous share of this order and lets an idle
+    worker steal from the end of another's queue. A long test that starts last makes the whole
+    run wait for it; started first, the short tests fill in around it. The real driver's library
+    run (one ``drasim run`` that several tests read, ``tests/real_driver/test_cli.py``) goes
+    first, so its readers follow it on the same worker instead of waiting for it elsewhere.
+    """
+
+    def rank(item: pytest.Item) -> int:
+        if item.get_closest_marker("slow") is None:
+            return 2
+        return 0 if item.nodeid.startswith("tests/real_driver/test_cli.py") else 1
+
+    items.sort(key=rank)  # stable: the order within each rank is pytest's
+
+
 #: Helper files of the tests, imported by path once, here, under these names. Tests run with
 #: ``--import-mode=importlib``, so a test module cannot import a file next to it; it takes the
 #: helper from ``sys.modules[name]`` (or from a fixture below).

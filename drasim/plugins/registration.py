@@ -20,12 +20,26 @@ import grpc
 from drasim._proto.pluginregistration.v1 import api_pb2 as reg_pb
 from drasim.errors import DrasimError, RpcError
 from drasim.interfaces import Clock, NullRecorder, Recorder
-from drasim.plugins.client import channel_options, close_when_idle, real_deadline, rpc_error_from
+from drasim.plugins.client import channel_options, close_when_idle, rpc_error_from
 
 DRA_PLUGIN_TYPE = "DRAPlugin"
 DIAL_TIMEOUT = 10.0
 GET_INFO_TIMEOUT = 1.0
 NOTIFY_TIMEOUT = 5.0
+MIN_REGISTRATION_DEADLINE = 1.0
+"""The shortest real deadline of a registration call (dial, GetInfo, NotifyRegistrationStatus).
+
+Their nominal timeouts are short already (GetInfo 1 s), so scaled they are tens of milliseconds,
+and a plugin answering on a busy machine (parallel tests on two CPUs) missed even a 0.25 s floor
+now and then. Registration runs at real speed in every scenario, so a real second costs nothing;
+a scenario that hangs a registration call waits that second for its timeout."""
+
+
+def registration_deadline(clock: Clock, nominal_seconds: float) -> float:
+    """A registration call's deadline in real seconds: scaled, but never under
+    :data:`MIN_REGISTRATION_DEADLINE` (nor over the nominal timeout)."""
+    return max(clock.scaled(nominal_seconds), min(nominal_seconds, MIN_REGISTRATION_DEADLINE))
+
 
 _GET_INFO = "/pluginregistration.Registration/GetInfo"
 _NOTIFY = "/pluginregistration.Registration/NotifyRegistrationStatus"
@@ -96,7 +110,7 @@ class _Session:
     def dial(self) -> None:
         ready = grpc.channel_ready_future(self.channel)
         try:
-            ready.result(timeout=real_deadline(self.clock, DIAL_TIMEOUT))
+            ready.result(timeout=registration_deadline(self.clock, DIAL_TIMEOUT))
         except grpc.FutureTimeoutError:
             ready.cancel()
             path = self.socket_path
@@ -111,7 +125,7 @@ class _Session:
         )
         start = time.monotonic()
         try:
-            info = call(reg_pb.InfoRequest(), timeout=real_deadline(self.clock, GET_INFO_TIMEOUT))
+            info = call(reg_pb.InfoRequest(), timeout=registration_deadline(self.clock, GET_INFO_TIMEOUT))
         except grpc.RpcError as exc:
             error = rpc_error_from(exc)
             self._journal("GetInfo", {}, None, error, start)
@@ -146,7 +160,7 @@ class _Session:
         request = {"plugin_registered": registered, "error": error}
         start = time.monotonic()
         try:
-            call(status, timeout=real_deadline(self.clock, NOTIFY_TIMEOUT))
+            call(status, timeout=registration_deadline(self.clock, NOTIFY_TIMEOUT))
         except grpc.RpcError as exc:
             failure = rpc_error_from(exc)
             self._journal("NotifyRegistrationStatus", request, None, failure, start)

@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+pytestmark = pytest.mark.slow  # each runs an inner pytest with xdist workers
+
 
 def test_scenarios_under_xdist_with_reports(
     pytester: pytest.Pytester, write: Any, scenario_text: Any

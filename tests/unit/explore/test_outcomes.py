@@ -179,6 +179,7 @@ def test_ignored_unprepare_error_in_a_reconcile_pass_is_checked_through_the_jour
     assert replay(repro.path) == 0
 
 
+@pytest.mark.slow
 def test_ignores_claim_errors_is_found_by_exploration(tmp_path: Path) -> None:
     config = ExploreConfig(max_examples=40, seed=24, steps=8, bugs=("ignores-claim-errors",))
     outcome = explore(config)

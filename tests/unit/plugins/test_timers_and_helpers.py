@@ -189,3 +189,14 @@ def test_long_health_message_keeps_1021_bytes_and_an_ellipsis() -> None:
 )
 def test_truncation_counts_bytes_like_go(message: str, expected: str) -> None:
     assert truncate_health_message(message) == expected
+
+
+def test_registration_deadlines_are_scaled_but_at_least_a_real_second() -> None:
+    from drasim.clock import ScaledClock
+    from drasim.plugins.registration import GET_INFO_TIMEOUT, NOTIFY_TIMEOUT, registration_deadline
+
+    fast, slow = ScaledClock(0.01), ScaledClock(10.0)
+    assert registration_deadline(fast, GET_INFO_TIMEOUT) == 1.0  # 10 ms scaled: floored
+    assert registration_deadline(fast, NOTIFY_TIMEOUT) == 1.0
+    assert registration_deadline(slow, GET_INFO_TIMEOUT) == 10.0  # a slowed run keeps its scale
+    assert registration_deadline(fast, 0.5) == 0.5  # never longer than the nominal timeout

@@ -230,6 +230,7 @@ def _run_measured(path: Path) -> tuple[Any, float, int]:
     return result, elapsed, max(peak, _rss() - baseline)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="needs /proc to measure memory")
 # A background thread that dies (the plugin reconciler once overflowed a lock timeout) is a failure.
 @pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
