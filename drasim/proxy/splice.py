@@ -273,7 +273,7 @@ class _Link:
             while True:
                 for fd, _ in poller.poll():
                     if fd == server_fd:
-                        data = server.recv(CHUNK)
+                        data = _recv_or_nothing(server)
                         if not data:  # the driver died or closed: so does the kubelet's side
                             return "drasim proxy: the driver's connection ended during the call"
                         if self._reading:
@@ -299,6 +299,15 @@ class _Link:
         for sock in (self.client, self.server):
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
+
+
+def _recv_or_nothing(sock: socket.socket) -> bytes:
+    """The driver's next bytes; ``b""`` when its side ended, by a close or by a reset (a killed
+    driver's socket resets the connection when bytes were still unread in it)."""
+    try:
+        return sock.recv(CHUNK)
+    except OSError:
+        return b""
 
 
 def _shut(sock: socket.socket) -> None:
