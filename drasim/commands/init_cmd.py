@@ -81,9 +81,16 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--install",
-        default="drasim",
+        default="",
         metavar="REQUIREMENT",
-        help="what CI installs with pip (default: drasim; e.g. a git URL or a wheel)",
+        help="what CI installs with pip (a git URL or a wheel; default: drasim's repository, "
+        "checked out and built into a wheel: drasim is not on PyPI)",
+    )
+    parser.add_argument(
+        "--drasim-repo",
+        default=DRASIM_REPO_PLACEHOLDER,
+        metavar="OWNER/NAME",
+        help="the GitHub repository CI checks drasim out from when --install is not given",
     )
     parser.add_argument("--force", action="store_true", help="overwrite files that exist")
     parser.set_defaults(func=run)
@@ -98,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
         build=args.build,
         kubelet_versions=args.kubelet_versions,
         install=args.install,
+        drasim_repo=args.drasim_repo,
     )
     root: Path = args.directory
     if not root.is_dir():
@@ -115,6 +123,11 @@ def run(args: argparse.Namespace) -> int:
         tmp.replace(path)
         print(f"wrote {path}")
     print("next: build the driver, then run `python -m pytest` here (see pytest.ini)")
+    if not args.install and args.drasim_repo == DRASIM_REPO_PLACEHOLDER:
+        print(
+            f"edit .github/workflows/drasim.yml: {DRASIM_REPO_PLACEHOLDER} stands for drasim's repository "
+            "(or run drasim init again with --drasim-repo or --install)"
+        )
     return 0
 
 
@@ -126,6 +139,7 @@ def render(
     build: str,
     kubelet_versions: str,
     install: str,
+    drasim_repo: str = "",
 ) -> dict[str, str]:
     """Every file, by its path relative to the repository; raises ConfigError for bad input."""
     from drasim.runner.process import PLACEHOLDERS, render_command
@@ -133,6 +147,8 @@ def render(
     if not _NAME.match(driver_name) or len(driver_name) > 63:
         raise ConfigError(f"--driver-name {driver_name!r}: expected a DNS subdomain such as gpu.example.com")
     render_command(driver_cmd, {p: f"<{p}>" for p in PLACEHOLDERS})  # a clear error for a bad template
+    if not install and not _REPO.match(drasim_repo or DRASIM_REPO_PLACEHOLDER):
+        raise ConfigError(f"--drasim-repo {drasim_repo!r}: expected OWNER/NAME of a GitHub repository")
     if "\n" in driver_cmd or "\n" in build or "\n" in install:
         raise ConfigError("--driver-cmd, --build and --install must be one line each")
     caps = [c.strip() for item in capabilities for c in item.split(",") if c.strip()]
@@ -153,7 +169,9 @@ def render(
         "pytest.ini": _pytest_ini(driver_cmd, driver_name, caps),
         "conftest.py": CONFTEST,
         f"scenarios/{slug}-round-trip.yaml": scenario,
-        ".github/workflows/drasim.yml": _workflow(build, install, versions),
+        ".github/workflows/drasim.yml": _workflow(
+            build, install or None, versions, drasim_repo or DRASIM_REPO_PLACEHOLDER
+        ),
     }
 
 
@@ -232,7 +250,31 @@ def _check_scenario(text: str) -> None:
     load_text(text, "<drasim init scenario>")
 
 
-def _workflow(build: str, install: str, versions: list[str]) -> str:
+DRASIM_REPO_PLACEHOLDER = "OWNER/drasim"
+"""Stands for drasim's GitHub repository in the workflow until ``--drasim-repo`` names it."""
+_REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+def _install_steps(install: str | None, repo: str) -> str:
+    """The workflow's steps that install drasim: ``install`` with pip, or (drasim is not on PyPI)
+    drasim's repository checked out and built into a wheel, as docs/real-driver.md does."""
+    if install is not None:
+        return f"""      - name: Install drasim
+        run: python -m pip install {_yaml_scalar(shlex.quote(install))}
+"""
+    return f"""      - name: Get drasim (not on PyPI; its repository)
+        uses: actions/checkout@v4
+        with:
+          repository: {repo}
+          path: .drasim-src
+      - name: Install drasim
+        run: >-
+          python -m pip wheel --no-deps -w .drasim-dist ./.drasim-src
+          && python -m pip install .drasim-dist/drasim-*.whl
+"""
+
+
+def _workflow(build: str, install: str | None, versions: list[str], repo: str) -> str:
     matrix = ", ".join(f'"{v}"' for v in versions)
     return f"""# drasim: the DRA conformance suite and scenarios/ against this driver (drasim init wrote it).
 name: drasim
@@ -256,8 +298,7 @@ jobs:
           python-version: "3.12"
       - name: Build the driver
         run: {_yaml_scalar(build)}
-      - name: Install drasim
-        run: python -m pip install {_yaml_scalar(shlex.quote(install))}
+{_install_steps(install, repo)}\
       - name: Conformance suite and scenarios/ (kubelet ${{{{ matrix.kubelet }}}})
         run: >-
           python -m pytest --drasim-kubelet-version ${{{{ matrix.kubelet }}}}

@@ -38,7 +38,14 @@ def test_init_writes_the_config_a_scenario_and_a_workflow(
     assert job["strategy"]["matrix"]["kubelet"] == ["1.34", "1.35", "1.36", "1.37"]
     steps = {s.get("name", s.get("uses")): s for s in job["steps"]}
     assert steps["Build the driver"]["run"] == "make build"
-    assert steps["Install drasim"]["run"] == "python -m pip install drasim"
+    # drasim is not on PyPI: by default CI checks out its repository and builds a wheel of it.
+    get = steps["Get drasim (not on PyPI; its repository)"]
+    assert get["uses"].startswith("actions/checkout@")
+    assert get["with"] == {"repository": "OWNER/drasim", "path": ".drasim-src"}
+    assert steps["Install drasim"]["run"] == (
+        "python -m pip wheel --no-deps -w .drasim-dist ./.drasim-src"
+        " && python -m pip install .drasim-dist/drasim-*.whl"
+    )
     keep = steps["Keep the reports"]
     assert keep["uses"].startswith("actions/upload-artifact@")
     assert keep["if"] == "always()"
@@ -49,6 +56,28 @@ def test_init_writes_the_config_a_scenario_and_a_workflow(
     ]  # fmt: skip
     out = capsys.readouterr().out
     assert out.count("wrote ") == 4
+    assert "edit .github/workflows/drasim.yml: OWNER/drasim stands for drasim's repository" in out
+
+
+def test_init_names_drasims_repository_or_installs_what_it_is_told(
+    tmp_path: Path, driver_cmd: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo, wheel = tmp_path / "a", tmp_path / "b"
+    repo.mkdir()
+    wheel.mkdir()
+    assert _init(repo, driver_cmd, "--drasim-repo", "acme/drasim") == 0
+    steps = {s.get("name"): s for s in INIT.workflow(repo)["jobs"]["drasim"]["steps"]}
+    assert steps["Get drasim (not on PyPI; its repository)"]["with"]["repository"] == "acme/drasim"
+    assert "edit .github" not in capsys.readouterr().out
+    assert _init(wheel, driver_cmd, "--install", "git+https://example.com/acme/drasim@v1") == 0
+    steps = {s.get("name"): s for s in INIT.workflow(wheel)["jobs"]["drasim"]["steps"]}
+    assert "Get drasim (not on PyPI; its repository)" not in steps
+    assert steps["Install drasim"]["run"] == "python -m pip install git+https://example.com/acme/drasim@v1"
+    bad = tmp_path / "c"
+    bad.mkdir()
+    assert _init(bad, driver_cmd, "--drasim-repo", "not a repo") == 2
+    assert "--drasim-repo 'not a repo': expected OWNER/NAME" in capsys.readouterr().err
+    assert list(bad.iterdir()) == []
 
 
 def test_init_writes_nothing_over_existing_files_or_for_bad_input(
