@@ -87,7 +87,7 @@ def register(subparsers: Any) -> None:
         "checked out and built into a wheel: drasim is not on PyPI)",
     )
     parser.add_argument(
-        "--drasim-repo",
+        "--from-repo",
         default=DRASIM_REPO_PLACEHOLDER,
         metavar="OWNER/NAME",
         help="the GitHub repository CI checks drasim out from when --install is not given",
@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         build=args.build,
         kubelet_versions=args.kubelet_versions,
         install=args.install,
-        drasim_repo=args.drasim_repo,
+        from_repo=args.from_repo,
     )
     root: Path = args.directory
     if not root.is_dir():
@@ -123,10 +123,10 @@ def run(args: argparse.Namespace) -> int:
         tmp.replace(path)
         print(f"wrote {path}")
     print("next: build the driver, then run `python -m pytest` here (see pytest.ini)")
-    if not args.install and args.drasim_repo == DRASIM_REPO_PLACEHOLDER:
+    if not args.install and args.from_repo == DRASIM_REPO_PLACEHOLDER:
         print(
             f"edit .github/workflows/drasim.yml: {DRASIM_REPO_PLACEHOLDER} stands for drasim's repository "
-            "(or run drasim init again with --drasim-repo or --install)"
+            "(or run drasim init again with --from-repo or --install)"
         )
     return 0
 
@@ -139,7 +139,7 @@ def render(
     build: str,
     kubelet_versions: str,
     install: str,
-    drasim_repo: str = "",
+    from_repo: str = "",
 ) -> dict[str, str]:
     """Every file, by its path relative to the repository; raises ConfigError for bad input."""
     from drasim.runner.process import PLACEHOLDERS, render_command
@@ -147,8 +147,8 @@ def render(
     if not _NAME.match(driver_name) or len(driver_name) > 63:
         raise ConfigError(f"--driver-name {driver_name!r}: expected a DNS subdomain such as gpu.example.com")
     render_command(driver_cmd, {p: f"<{p}>" for p in PLACEHOLDERS})  # a clear error for a bad template
-    if not install and not _REPO.match(drasim_repo or DRASIM_REPO_PLACEHOLDER):
-        raise ConfigError(f"--drasim-repo {drasim_repo!r}: expected OWNER/NAME of a GitHub repository")
+    if not install and not _REPO.match(from_repo or DRASIM_REPO_PLACEHOLDER):
+        raise ConfigError(f"--from-repo {from_repo!r}: expected OWNER/NAME of a GitHub repository")
     if "\n" in driver_cmd or "\n" in build or "\n" in install:
         raise ConfigError("--driver-cmd, --build and --install must be one line each")
     caps = [c.strip() for item in capabilities for c in item.split(",") if c.strip()]
@@ -170,7 +170,7 @@ def render(
         "conftest.py": CONFTEST,
         f"scenarios/{slug}-round-trip.yaml": scenario,
         ".github/workflows/drasim.yml": _workflow(
-            build, install or None, versions, drasim_repo or DRASIM_REPO_PLACEHOLDER
+            build, install or None, versions, from_repo or DRASIM_REPO_PLACEHOLDER
         ),
     }
 
@@ -251,7 +251,7 @@ def _check_scenario(text: str) -> None:
 
 
 DRASIM_REPO_PLACEHOLDER = "OWNER/drasim"
-"""Stands for drasim's GitHub repository in the workflow until ``--drasim-repo`` names it."""
+"""Stands for drasim's GitHub repository in the workflow until ``--from-repo`` names it."""
 _REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 

@@ -65,7 +65,7 @@ def test_init_names_drasims_repository_or_installs_what_it_is_told(
     repo, wheel = tmp_path / "a", tmp_path / "b"
     repo.mkdir()
     wheel.mkdir()
-    assert _init(repo, driver_cmd, "--drasim-repo", "acme/drasim") == 0
+    assert _init(repo, driver_cmd, "--from-repo", "acme/drasim") == 0
     steps = {s.get("name"): s for s in INIT.workflow(repo)["jobs"]["drasim"]["steps"]}
     assert steps["Get drasim (not on PyPI; its repository)"]["with"]["repository"] == "acme/drasim"
     assert "edit .github" not in capsys.readouterr().out
@@ -75,8 +75,8 @@ def test_init_names_drasims_repository_or_installs_what_it_is_told(
     assert steps["Install drasim"]["run"] == "python -m pip install git+https://example.com/acme/drasim@v1"
     bad = tmp_path / "c"
     bad.mkdir()
-    assert _init(bad, driver_cmd, "--drasim-repo", "not a repo") == 2
-    assert "--drasim-repo 'not a repo': expected OWNER/NAME" in capsys.readouterr().err
+    assert _init(bad, driver_cmd, "--from-repo", "not a repo") == 2
+    assert "--from-repo 'not a repo': expected OWNER/NAME" in capsys.readouterr().err
     assert list(bad.iterdir()) == []
 
 
