@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from drasim.checkpoint.store import FileCheckpointStore
 from drasim.errors import KubeletError
@@ -19,7 +19,64 @@ from drasim.plugins.timers import ManualScheduler
 from drasim.runner.kubeletslot import KubeletNode
 from drasim.state import ClaimInfoState
 
-__all__ = ["EmulatedKubelet", "PluginHostSide", "plugin_host"]
+__all__ = ["DraManager", "EmulatedKubelet", "ManagerSide", "PluginHostSide", "plugin_host"]
+
+
+class DraManager(Protocol):
+    """The DRA manager's calls the kubelet slot makes: drasim's :class:`Manager`, or upstream's
+    through :class:`drasim.upstream_kubelet.adapter.UpstreamManager`."""
+
+    def prepare_resources(self, pod: Mapping[str, Any]) -> None: ...
+    def unprepare_resources(self, pod: Mapping[str, Any]) -> None: ...
+    def reconcile(self, active_pod_uids: Collection[str]) -> dict[str, str | None]: ...
+    def get_resources_by_device(
+        self, pod: Mapping[str, Any], container: Mapping[str, Any] | str
+    ) -> list[tuple[str, ...]]: ...
+    def claim_info(self, namespace: str, name: str) -> ClaimInfo | None: ...
+    def claim_infos(self) -> list[ClaimInfoState]: ...
+    def is_prepared(self, namespace: str, name: str) -> bool: ...
+    def pod_might_need_to_unprepare_resources(self, pod_uid: str) -> bool: ...
+
+
+class ManagerSide:
+    """The part of a kubelet that is its DRA manager: each call goes to ``manager``. Both kubelets
+    in the slot have it; each sets ``manager`` (drasim's, or upstream's through its adapter)."""
+
+    manager: DraManager
+
+    def prepare_resources(self, pod: Mapping[str, Any]) -> None:
+        """See :class:`Kubelet`."""
+        self.manager.prepare_resources(pod)
+
+    def unprepare_resources(self, pod: Mapping[str, Any]) -> None:
+        """See :class:`Kubelet`."""
+        self.manager.unprepare_resources(pod)
+
+    def reconcile(self, active_pod_uids: Collection[str]) -> dict[str, str | None]:
+        """See :class:`Kubelet`."""
+        return self.manager.reconcile(active_pod_uids)
+
+    def get_resources_by_device(
+        self, pod: Mapping[str, Any], container: Mapping[str, Any] | str
+    ) -> list[tuple[str, ...]]:
+        """See :class:`Kubelet`."""
+        return self.manager.get_resources_by_device(pod, container)
+
+    def claim_info(self, namespace: str, name: str) -> ClaimInfo | None:
+        """See :class:`Kubelet`."""
+        return self.manager.claim_info(namespace, name)
+
+    def claim_infos(self) -> list[ClaimInfoState]:
+        """See :class:`Kubelet`."""
+        return self.manager.claim_infos()
+
+    def is_prepared(self, namespace: str, name: str) -> bool:
+        """See :class:`Kubelet`."""
+        return self.manager.is_prepared(namespace, name)
+
+    def pod_might_need_to_unprepare_resources(self, pod_uid: str) -> bool:
+        """See :class:`Kubelet`."""
+        return self.manager.pod_might_need_to_unprepare_resources(pod_uid)
 
 
 class PluginHostSide:
@@ -71,7 +128,7 @@ class PluginHostSide:
 
 
 @dataclass
-class EmulatedKubelet(PluginHostSide):
+class EmulatedKubelet(ManagerSide, PluginHostSide):
     """drasim's emulated kubelet: the Python DRA manager with its plugin host and manual timers."""
 
     manager: Manager
@@ -108,40 +165,6 @@ class EmulatedKubelet(PluginHostSide):
             checkpoint.close()
             raise
         return cls(manager, host, scheduler, checkpoint)
-
-    def prepare_resources(self, pod: Mapping[str, Any]) -> None:
-        """See :class:`Kubelet`."""
-        self.manager.prepare_resources(pod)
-
-    def unprepare_resources(self, pod: Mapping[str, Any]) -> None:
-        """See :class:`Kubelet`."""
-        self.manager.unprepare_resources(pod)
-
-    def reconcile(self, active_pod_uids: Collection[str]) -> dict[str, str | None]:
-        """See :class:`Kubelet`."""
-        return self.manager.reconcile(active_pod_uids)
-
-    def get_resources_by_device(
-        self, pod: Mapping[str, Any], container: Mapping[str, Any] | str
-    ) -> list[tuple[str, ...]]:
-        """See :class:`Kubelet`."""
-        return self.manager.get_resources_by_device(pod, container)
-
-    def claim_info(self, namespace: str, name: str) -> ClaimInfo | None:
-        """See :class:`Kubelet`."""
-        return self.manager.claim_info(namespace, name)
-
-    def claim_infos(self) -> list[ClaimInfoState]:
-        """See :class:`Kubelet`."""
-        return self.manager.claim_infos()
-
-    def is_prepared(self, namespace: str, name: str) -> bool:
-        """See :class:`Kubelet`."""
-        return self.manager.is_prepared(namespace, name)
-
-    def pod_might_need_to_unprepare_resources(self, pod_uid: str) -> bool:
-        """See :class:`Kubelet`."""
-        return self.manager.pod_might_need_to_unprepare_resources(pod_uid)
 
     def stop(self) -> None:
         """See :class:`Kubelet`."""

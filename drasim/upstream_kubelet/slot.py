@@ -14,18 +14,14 @@ It offers no crash points (upstream's code has no hooks to die at) and no watche
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from drasim.errors import ConfigError, KubeletError
-from drasim.kubelet.claiminfo import ClaimInfo
 from drasim.plugins.host import PluginHost
 from drasim.plugins.timers import ManualScheduler
-from drasim.runner.emulated import PluginHostSide, plugin_host
+from drasim.runner.emulated import ManagerSide, PluginHostSide, plugin_host
 from drasim.runner.kubeletslot import KubeletNode
-from drasim.state import ClaimInfoState
 from drasim.upstream_kubelet.adapter import UpstreamManager
 from drasim.upstream_kubelet.choice import upstream_binary
 from drasim.upstream_kubelet.process import LaunchConfig, UpstreamKubelet, UpstreamStartError
@@ -38,7 +34,7 @@ START_WIPE_TIMEOUT = 15.0
 
 
 @dataclass
-class UpstreamSlotKubelet(PluginHostSide):
+class UpstreamSlotKubelet(ManagerSide, PluginHostSide):
     """Upstream's DRA manager and plugin manager (out of process) with drasim's plugin host
     beside them, fed by :class:`UpstreamRegistrar` (instances, health streams and timers come
     from :class:`PluginHostSide`; registration is upstream's)."""
@@ -90,41 +86,7 @@ class UpstreamSlotKubelet(PluginHostSide):
         registrar = UpstreamRegistrar(process, host.manager, journal=journal, registry_dir=node.registry_dir)
         return cls(manager, process, host, scheduler, registrar, node.release)
 
-    # The DRA manager: upstream's.
-    def prepare_resources(self, pod: Mapping[str, Any]) -> None:
-        """See :class:`Kubelet`."""
-        self.manager.prepare_resources(pod)
-
-    def unprepare_resources(self, pod: Mapping[str, Any]) -> None:
-        """See :class:`Kubelet`."""
-        self.manager.unprepare_resources(pod)
-
-    def reconcile(self, active_pod_uids: Collection[str]) -> dict[str, str | None]:
-        """See :class:`Kubelet`."""
-        return self.manager.reconcile(active_pod_uids)
-
-    def get_resources_by_device(
-        self, pod: Mapping[str, Any], container: Mapping[str, Any] | str
-    ) -> list[tuple[str, ...]]:
-        """See :class:`Kubelet`."""
-        return self.manager.get_resources_by_device(pod, container)
-
-    def claim_info(self, namespace: str, name: str) -> ClaimInfo | None:
-        """See :class:`Kubelet`."""
-        return self.manager.claim_info(namespace, name)
-
-    def claim_infos(self) -> list[ClaimInfoState]:
-        """See :class:`Kubelet`."""
-        return self.manager.claim_infos()
-
-    def is_prepared(self, namespace: str, name: str) -> bool:
-        """See :class:`Kubelet`."""
-        return self.manager.is_prepared(namespace, name)
-
-    def pod_might_need_to_unprepare_resources(self, pod_uid: str) -> bool:
-        """See :class:`Kubelet`."""
-        return self.manager.pod_might_need_to_unprepare_resources(pod_uid)
-
+    # The DRA manager: upstream's (its calls come from ManagerSide).
     def metrics_text(self) -> str:
         """Upstream's own metrics (its DRA collector and histograms), Prometheus text."""
         return self.manager.metrics_text()
