@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import sys
 import threading
 from concurrent import futures
 from pathlib import Path
@@ -228,19 +229,7 @@ def test_a_driver_registration_socket_removed_removes_the_proxys(node: Node) -> 
     assert not any((node.tmp / "registry").iterdir())
 
 
-def _wait(predicate: Any, timeout: float = 5.0) -> bool:
-    import threading
-
-    done = threading.Event()
-    deadline = 0.0
-    import time
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        done.wait(0.01)
-    return bool(predicate())
+_wait = sys.modules["drasim_test_proxy_waiting"].until  # loaded by tests/conftest.py
 
 
 # ----------------------------------------------------------------------------- a driver restarted slowly

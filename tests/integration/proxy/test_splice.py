@@ -36,19 +36,7 @@ def _prepare(stub: Any, *names: str, timeout: float = 5) -> Any:
     return stub.NodePrepareResources(dra_v1.NodePrepareResourcesRequest(claims=claims), timeout=timeout)
 
 
-def _wait(predicate: Any, timeout: float = 5.0) -> bool:
-    import threading
-
-    done = threading.Event()
-    deadline = 0.0
-    import time
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        done.wait(0.01)
-    return bool(predicate())
+_wait = sys.modules["drasim_test_proxy_waiting"].until  # loaded by tests/conftest.py
 
 
 # ----------------------------------------------------------------------------- the splice
