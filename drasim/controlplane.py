@@ -18,7 +18,6 @@ Layout of a data directory ``DIR``:
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import select
@@ -34,6 +33,7 @@ from typing import Any
 
 from drasim import gobuild
 from drasim.errors import ConfigError, DrasimError
+from drasim.fsutil import exclusive_lock
 
 PROGRAM = "control-plane"
 STATE_FILE = "control-plane.json"
@@ -284,7 +284,7 @@ def shared(
     root.mkdir(parents=True, exist_ok=True)
     data = (root / "data").resolve()
     process: subprocess.Popen[bytes] | None = None
-    with _locked(root / "lock"):
+    with exclusive_lock(root / "lock"):
         plane = find(data)
         if plane is None:
             plane, process = start(data, release=release, exit_with_caller=exit_with_caller)
@@ -292,7 +292,7 @@ def shared(
     try:
         yield plane
     finally:
-        with _locked(root / "lock"):
+        with exclusive_lock(root / "lock"):
             if not _users(root, remove=user):
                 stop(data)
         if process is not None and process.poll() is None:
@@ -312,13 +312,3 @@ def _users(root: Path, *, add: str = "", remove: str = "") -> list[str]:
         users.remove(remove)
     path.write_text("".join(f"{u}\n" for u in users), encoding="utf-8")
     return users
-
-
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    with open(path, "a+b") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)

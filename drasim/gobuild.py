@@ -23,7 +23,6 @@ other on a file lock.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import functools
 import hashlib
 import json
@@ -35,11 +34,11 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from drasim.errors import DrasimError
+from drasim.fsutil import exclusive_lock
 
 SOURCE_ENV = "DRASIM_GO_SOURCE"
 CACHE_ENV = "DRASIM_GO_CACHE"
@@ -193,7 +192,7 @@ def build(program: str, release: Release | str | None = None, *, quiet: bool = T
         return target
     cache = cache_dir()
     (cache / "locks").mkdir(parents=True, exist_ok=True)
-    with _locked(cache / "locks" / f"{program}-{rel.version}.lock"):
+    with exclusive_lock(cache / "locks" / f"{program}-{rel.version}.lock"):
         if target.is_file():  # another process built it while we waited
             _touch(target)
             return target
@@ -470,13 +469,3 @@ def _prune(keep: Path) -> None:
             stamp = other / ".drasim-source"
             if stamp.stat().st_mtime < old:
                 shutil.rmtree(other, ignore_errors=True)
-
-
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    with open(path, "a+b") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
