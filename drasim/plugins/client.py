@@ -100,9 +100,10 @@ def go_details(text: str) -> str:
 MIN_REAL_DEADLINE = 0.25
 
 
-def real_deadline(clock: Clock, nominal_seconds: float) -> float:
-    """A gRPC deadline in real seconds for a kubelet timeout of ``nominal_seconds``."""
-    return max(clock.scaled(nominal_seconds), min(nominal_seconds, MIN_REAL_DEADLINE))
+def real_deadline(clock: Clock, nominal_seconds: float, floor: float = MIN_REAL_DEADLINE) -> float:
+    """A gRPC deadline in real seconds for a kubelet timeout of ``nominal_seconds``: scaled, but
+    never under ``floor`` (nor over the nominal timeout)."""
+    return max(clock.scaled(nominal_seconds), min(nominal_seconds, floor))
 
 
 def channel_options(clock: Clock) -> list[tuple[str, Any]]:

@@ -20,7 +20,7 @@ import grpc
 from drasim._proto.pluginregistration.v1 import api_pb2 as reg_pb
 from drasim.errors import DrasimError, RpcError
 from drasim.interfaces import Clock, NullRecorder, Recorder
-from drasim.plugins.client import channel_options, close_when_idle, rpc_error_from
+from drasim.plugins.client import channel_options, close_when_idle, real_deadline, rpc_error_from
 
 DRA_PLUGIN_TYPE = "DRAPlugin"
 DIAL_TIMEOUT = 10.0
@@ -36,9 +36,9 @@ a scenario that hangs a registration call waits that second for its timeout."""
 
 
 def registration_deadline(clock: Clock, nominal_seconds: float) -> float:
-    """A registration call's deadline in real seconds: scaled, but never under
-    :data:`MIN_REGISTRATION_DEADLINE` (nor over the nominal timeout)."""
-    return max(clock.scaled(nominal_seconds), min(nominal_seconds, MIN_REGISTRATION_DEADLINE))
+    """A registration call's deadline in real seconds: :func:`real_deadline` with the floor
+    :data:`MIN_REGISTRATION_DEADLINE`."""
+    return real_deadline(clock, nominal_seconds, MIN_REGISTRATION_DEADLINE)
 
 
 _GET_INFO = "/pluginregistration.Registration/GetInfo"
