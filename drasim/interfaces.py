@@ -147,3 +147,18 @@ def ready_recording(recorder: Recorder) -> ReadyRecord:
         recorder.record(kind, **fields)
 
     return record
+
+
+Hold = tuple[Callable[[], None], Callable[[], None]]
+"""A recorder's ``hold`` and ``release`` (see :func:`holding`)."""
+
+
+def holding(recorder: Recorder) -> Hold | None:
+    """``recorder``'s ``hold`` and ``release`` when it has them (a
+    :class:`drasim.journal.Journal` does: its readers wait while events are on their way);
+    ``None`` otherwise, and then a producer must record before it lets anything be seen."""
+    kind = type(recorder)
+    hold, release = getattr(kind, "hold", None), getattr(kind, "release", None)
+    if callable(hold) and callable(release):
+        return recorder.hold, recorder.release  # type: ignore[attr-defined]
+    return None

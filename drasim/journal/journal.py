@@ -30,6 +30,9 @@ _PLAIN_OR_FLOAT = _PLAIN | {float}
 _INF = float("inf")
 _is_float = float.__instancecheck__
 
+HOLD_WAIT = 5.0
+"""The longest a reader waits for events on their way (:meth:`Journal.hold`)."""
+
 Event = dict[str, Any]
 """One journal event: ``seq``, ``t``, ``kind`` and the kind's fields (see :mod:`drasim.journal.kinds`)."""
 
@@ -51,7 +54,8 @@ class Journal:
         self._events: list[Event] = []
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
-        self._waiters = 0  # threads in wait_for: only they need a notify
+        self._waiters = 0  # threads in wait_for or waiting out a hold: only they need a notify
+        self._holds = 0  # events on their way (hold/release): readers wait for them
         self._merged: dict[str, tuple[int, int]] = {}
 
     # -- writing ---------------------------------------------------------------------------
@@ -105,11 +109,47 @@ class Journal:
                 self._cond.notify_all()
         return event
 
+    def hold(self) -> None:
+        """Say that events are on their way: until the matching :meth:`release`, readers
+        (:meth:`mark`, :meth:`events`, :meth:`last`, :meth:`tail` and what is built on them) wait,
+        at most :data:`HOLD_WAIT` seconds.
+
+        A producer that must let something happen before it records (the proxy's splice
+        forwards a driver's reply, then reads it) holds first, so nobody who saw the effect
+        reads the journal without the event. The holding thread must not read the journal
+        before it releases. Writers never wait.
+        """
+        with self._lock:
+            self._holds += 1
+
+    def release(self) -> None:
+        """End one :meth:`hold` (the events it announced are recorded, or none will be)."""
+        with self._lock:
+            self._holds -= 1
+            if not self._holds and self._waiters:
+                self._cond.notify_all()
+
     # -- reading ---------------------------------------------------------------------------
+
+    def _settle(self) -> None:
+        """Wait (the lock held) until no event is on its way, at most :data:`HOLD_WAIT` seconds."""
+        if not self._holds:
+            return
+        deadline = time.monotonic() + HOLD_WAIT
+        self._waiters += 1
+        try:
+            while self._holds:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return  # a producer that never released: read what there is
+                self._cond.wait(remaining)
+        finally:
+            self._waiters -= 1
 
     def mark(self) -> int:
         """The seq of the latest event (0 when empty): pass it as ``since_seq`` later."""
         with self._cond:
+            self._settle()
             return len(self._events)
 
     def __len__(self) -> int:
@@ -125,6 +165,7 @@ class Journal:
         that are not identifiers.
         """
         with self._cond:
+            self._settle()
             selected = self._events[max(since_seq, 0) :]
         return [dict(e) for e in selected if _matches(e, kind, match)]
 
@@ -132,12 +173,14 @@ class Journal:
         """The newest event of ``kind`` (if given) whose fields equal every ``match`` value (a copy),
         or ``None``; reads backwards and copies only that event."""
         with self._cond:
+            self._settle()
             found = next((e for e in reversed(self._events) if _matches(e, kind, match)), None)
         return None if found is None else dict(found)
 
     def tail(self, count: int = 20) -> list[Event]:
         """The last ``count`` events (copies)."""
         with self._cond:
+            self._settle()
             selected = self._events[-count:] if count > 0 else []
         return [dict(e) for e in selected]
 

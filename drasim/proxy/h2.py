@@ -98,6 +98,9 @@ class Call:
     """``grpc-encoding`` of the request and of the replies."""
     pending: list[bytearray] = field(default_factory=lambda: [bytearray(), bytearray()])
     """Bytes of a message not complete yet, per direction (0: request, 1: reply)."""
+    ended: float = 0.0
+    """When the call's end arrived (``time.monotonic``), once it ended; for a server stream,
+    also when its newest reply message arrived (before ``on_reply``)."""
     note: object = None
     """What the reader's ``on_request`` made of the first request message (the journal form)."""
     problem: str | None = None
@@ -174,15 +177,21 @@ class H2Connection:
         }
         self._client = _Direction(True)
         self._server = _Direction(False)
+        self._received: float | None = None
 
     # ------------------------------------------------------------------ input
     def client_bytes(self, data: bytes) -> None:
         """Bytes the kubelet sent."""
         self._feed(self._client, data)
 
-    def server_bytes(self, data: bytes) -> None:
-        """Bytes the driver sent."""
-        self._feed(self._server, data)
+    def server_bytes(self, data: bytes, received: float | None = None) -> None:
+        """Bytes the driver sent; ``received``: when they arrived (``time.monotonic``), if they
+        are read later (a call they end ends then)."""
+        self._received = received
+        try:
+            self._feed(self._server, data)
+        finally:
+            self._received = None
 
     def _feed(self, d: _Direction, data: bytes) -> None:
         try:
@@ -345,6 +354,7 @@ class H2Connection:
             if side == 0 and len(out) == 1 and self.on_request is not None:
                 self.on_request(call, message)
             if side == 1 and self.on_reply is not None and self.streaming(call.path):
+                call.ended = time.monotonic() if self._received is None else self._received
                 self.on_reply(call, message)
         if side == 1 and flags & END_STREAM:
             self._end(call, "Internal", "drasim proxy: the driver ended the stream without a status")
@@ -365,6 +375,7 @@ class H2Connection:
     def _end(self, call: Call, code: str, error: str | None) -> None:
         self.calls.pop(call.stream, None)
         call.code, call.error = code, error
+        call.ended = time.monotonic() if self._received is None else self._received
         self.on_end(call)
 
     def close(self, why: str) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 from drasim.apiversions import DRA_SERVICES, HEALTH_SERVICES
 from drasim.faults import PluginFault
-from drasim.interfaces import NullRecorder, Recorder, ready_recording
+from drasim.interfaces import NullRecorder, Recorder, holding, ready_recording
 from drasim.plugins.conversion import method_path
 from drasim.proxy import wire
 from drasim.proxy.forward import Forwarder
@@ -86,6 +86,9 @@ class Proxy:
         self.driver_name = config.driver_name
         recorder = config.recorder if config.recorder is not None else NullRecorder()
         self._record = ready_recording(recorder)
+        self.hold = holding(recorder)
+        """The recorder's hold and release (:func:`drasim.interfaces.holding`): with them the
+        splice passes a driver's bytes on before it reads them."""
         self.journaling = type(recorder) is not NullRecorder
         """Whether anything reads the journal (without, the splice copies bytes and reads none)."""
         self._lock = threading.RLock()

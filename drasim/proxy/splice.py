@@ -4,8 +4,10 @@ Each connection the kubelet opens on the proxy's socket gets one connection to t
 socket, and the bytes are copied both ways unchanged by one thread waiting on both sockets.
 On the side, :mod:`drasim.proxy.h2` reads the HTTP/2 frames of both directions and each call
 is journaled as the grpcio path (:mod:`drasim.proxy.forward`) journals it. The driver's bytes
-are read before they are passed on, so a call is in the journal before the kubelet has its
-reply.
+are passed on first and read right after, the journal held meanwhile
+(:meth:`drasim.journal.Journal.hold`): whoever reads the journal once the kubelet has a reply
+finds the call in it, and the reading is off the reply's path. (A recorder without a hold gets
+the bytes read before they are passed on.)
 
 Nothing is rewritten, held or answered here: the proxy uses the splice only while no fault
 rule can apply (:meth:`drasim.proxy.proxy.Proxy.add_faults` moves a spliced socket to the
@@ -20,12 +22,13 @@ import contextlib
 import select
 import socket
 import threading
-import time
 from pathlib import Path
+from time import monotonic
 from typing import TYPE_CHECKING
 
 from google.protobuf.message import DecodeError
 
+from drasim.interfaces import Hold
 from drasim.proxy import wire
 from drasim.proxy.h2 import Call, H2Connection, H2Error
 
@@ -159,7 +162,7 @@ class Splicer:
     # ------------------------------------------------------------------ journal
     def journal_end(self, call: Call) -> None:
         """Journal a call that ended (a server stream: only when it failed before any reply)."""
-        duration = time.monotonic() - call.start
+        duration = call.ended - call.start
         ok = call.code == "OK"
         if _is_watch(call.path):
             if not ok and not call.replies:
@@ -218,7 +221,7 @@ class Splicer:
             response=response,
             code="OK",
             error=None,
-            duration=time.monotonic() - call.start,
+            duration=call.ended - call.start,
             **extra,
         )
 
@@ -229,7 +232,7 @@ class _Link:
     One thread waits on both sockets (``poll``) and copies whichever has bytes: one thread,
     not one per direction, hands the GIL around less (docs/performance.md measured it). The
     kubelet's bytes are read right after they are passed on, so a reply is never read before
-    the request it answers; the driver's bytes are read before they are passed on.
+    the request it answers; so are the driver's, the journal held until they are read.
     """
 
     def __init__(self, splicer: Splicer, client: socket.socket, server: socket.socket) -> None:
@@ -269,6 +272,7 @@ class _Link:
         poller.register(client_fd, select.POLLIN)
         poller.register(server_fd, select.POLLIN)
         reading = True  # the kubelet still sends
+        held = self.splicer.proxy.hold
         try:
             while True:
                 for fd, _ in poller.poll():
@@ -277,8 +281,9 @@ class _Link:
                         if not data:  # the driver died or closed: so does the kubelet's side
                             return "drasim proxy: the driver's connection ended during the call"
                         if self._reading:
-                            self._h2.server_bytes(data)
-                        client.sendall(data)
+                            self._pass_on_and_read(data, held)
+                        else:
+                            client.sendall(data)
                     elif reading:
                         data = client.recv(CHUNK)
                         if not data:  # the kubelet half-closed: so does the proxy
@@ -292,6 +297,24 @@ class _Link:
                             self._h2.client_bytes(data)
         except OSError:
             return None if not reading else "drasim proxy: the connection was reset"
+
+    def _pass_on_and_read(self, data: bytes, held: Hold | None) -> None:
+        """Pass the driver's bytes on to the kubelet and read them. With the journal's hold
+        they are passed on first and read after, the journal held meanwhile (whoever reads it
+        after the kubelet had the reply waits for the call's event); without, read first."""
+        if held is None:
+            self._h2.server_bytes(data)
+            self.client.sendall(data)
+            return
+        received = monotonic()
+        held[0]()
+        try:
+            try:
+                self.client.sendall(data)
+            finally:  # read even when the kubelet's side is gone
+                self._h2.server_bytes(data, received)
+        finally:
+            held[1]()
 
     def abort(self) -> None:
         """End both connections now (the copying thread stops; :meth:`run` closes them)."""

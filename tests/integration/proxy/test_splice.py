@@ -337,3 +337,31 @@ def test_every_spliced_call_is_journaled_before_the_kubelet_has_its_reply(splice
     for i in range(300):
         _prepare(stub, "a")
         assert len(node.journal.rpc_calls("NodePrepareResources", side="kubelet")) == i + 1
+
+
+def test_a_reply_read_after_it_was_passed_on_holds_the_journals_readers(
+    spliced_node: Node, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The splice passes the driver's reply on before it reads it; whoever reads the journal
+    after the kubelet has the reply waits for the call's event (Journal.hold)."""
+    node = spliced_node
+    stub = node.v1(node.register())
+    go = threading.Event()
+    journal_end = Splicer.journal_end
+
+    def late_journal_end(self: Splicer, call: h2.Call) -> None:
+        assert go.wait(10), "the test never let the proxy journal the call"
+        journal_end(self, call)
+
+    monkeypatch.setattr(Splicer, "journal_end", late_journal_end)
+    _prepare(stub, "a")  # the kubelet has the reply; the proxy has not journaled it yet
+    seen: list[int] = []
+    reader = threading.Thread(
+        target=lambda: seen.append(len(node.journal.rpc_calls("NodePrepareResources", side="kubelet")))
+    )
+    reader.start()
+    # The reader reads at once (a journal without the hold) or waits for the event.
+    _wait(lambda: not reader.is_alive() or node.journal._waiters > 0)
+    go.set()
+    reader.join(10)
+    assert seen == [1]

@@ -408,3 +408,82 @@ def test_an_event_recorded_ready_notifies_waiting_threads() -> None:
     journal.record_ready("rpc", {"method": "n"})
     assert notified == [2]  # notified once the event is in
     assert journal.wait_for(0, "rpc", method="n") is not None
+
+
+# -- hold / release: events on their way -----------------------------------------------------
+
+
+def _reader_waiting(journal: Journal, read: threading.Thread) -> bool:
+    """Until ``read`` is done or waits in the journal (its condition has a waiter)."""
+    tick = threading.Event()
+    for _ in range(1000):
+        if not read.is_alive() or journal._waiters:
+            return True
+        tick.wait(0.005)
+    return False
+
+
+@pytest.mark.parametrize("reader", ["mark", "events", "last", "tail", "rpc_calls", "to_jsonl"])
+def test_readers_wait_for_a_held_event(reader: str) -> None:
+    journal = Journal()
+    journal.record("step", index=0)
+    journal.hold()
+    out: list[object] = []
+    read = threading.Thread(target=lambda: out.append(getattr(journal, reader)()))
+    read.start()
+    assert _reader_waiting(journal, read)
+    assert read.is_alive(), f"{reader}() read while an event was on its way"
+    rpc(journal, PREPARE, [GPU])  # the holder's own writes do not wait
+    journal.release()
+    read.join(5)
+    assert not read.is_alive()
+    [value] = out
+    expected = {"mark": 2, "events": 2, "last": "rpc", "tail": 2, "rpc_calls": 1, "to_jsonl": 2}[reader]
+    if reader == "last":
+        assert isinstance(value, dict)
+        assert value["kind"] == expected
+    elif reader == "to_jsonl":
+        assert isinstance(value, str)
+        assert value.count("\n") == expected
+    else:
+        assert (value if isinstance(value, int) else len(value)) == expected  # type: ignore[arg-type]
+
+
+def test_a_hold_never_released_delays_readers_only_so_long(monkeypatch: pytest.MonkeyPatch) -> None:
+    from drasim.journal import journal as module
+
+    monkeypatch.setattr(module, "HOLD_WAIT", 0.05)
+    journal = Journal()
+    journal.record("step", index=0)
+    journal.hold()
+    assert journal.mark() == 1
+    assert [e["kind"] for e in journal.events()] == ["step"]
+
+
+def test_holds_nest_and_readers_wait_for_the_last_release() -> None:
+    journal = Journal()
+    journal.hold()
+    journal.hold()
+    out: list[int] = []
+    read = threading.Thread(target=lambda: out.append(journal.mark()))
+    read.start()
+    assert _reader_waiting(journal, read)
+    journal.release()
+    journal.record("step", index=0)
+    assert read.is_alive()
+    journal.release()
+    read.join(5)
+    assert out == [1]
+
+
+def test_holding_finds_a_journals_hold_and_nothing_on_other_recorders() -> None:
+    from drasim.interfaces import NullRecorder, holding
+
+    journal = Journal()
+    held = holding(journal)
+    assert held is not None
+    held[0]()
+    assert journal._holds == 1
+    held[1]()
+    assert journal._holds == 0
+    assert holding(NullRecorder()) is None
