@@ -270,8 +270,9 @@ def registration_state(world: World, driver: str) -> dict[str, Any]:
     }
 
 
-_FINAL_AFTER_A_PASS = frozenset({"registered", "instances", "service"})
-"""What a registry pass decides; a gRPC connection and a health stream come up on their own time."""
+_FINAL_AFTER_A_PASS = frozenset({"registered", "instances", "service", "healthService"})
+"""What a registry pass decides (the health service too: the plugin manager picks it, or none,
+when it registers an instance); a gRPC connection comes up on its own time."""
 
 
 def _only_in_process_drivers(world: World) -> bool:
