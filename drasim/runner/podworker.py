@@ -26,6 +26,9 @@ RESOURCE_V1 = "resource.k8s.io/v1"
 JITTER_FACTOR = 0.5
 """pod_workers.go workerBackOffPeriodJitterFactor and workerResyncIntervalJitterFactor."""
 EPSILON = 1e-9
+
+REGISTRATION_SYNC = 15.0
+"""Real seconds ``advanceClock`` waits for the kubelet's registrations to settle."""
 """Nominal seconds within which two moments count as the same (float sums of periods)."""
 DELETION_FINALIZER = "drasim.dev/kubelet-termination"
 """Holds a gracefully deleted Pod (with its deletionTimestamp) until the kubelet finished it."""
@@ -267,6 +270,10 @@ def advance(world: World, seconds: float) -> None:
     """Move the nominal clock, firing every timer that falls due, in time order."""
     clock = world.clock
     target = clock.now + seconds
+    if world.kubelet is not None and seconds >= 1.0:
+        # A registration attempt still in flight (started while a fault was set, say) ends
+        # before time moves: its backoff then runs from now, and the move makes it due.
+        world.kubelet.sync_registrations(REGISTRATION_SYNC)
     for _ in range(100_000):  # a guard against timers that keep re-arming at zero delay
         when = _next_due(world, target)
         if when is None:
@@ -325,7 +332,7 @@ def retry_failed_registrations(world: World) -> None:
         latest[str(event.get("socket"))] = str(event.get("outcome"))
     failed = [path for path, outcome in latest.items() if outcome == "failed" and os.path.exists(path)]
     mark = world.journal.mark()
-    world.kubelet.sync_registrations(15.0)
+    world.kubelet.sync_registrations(REGISTRATION_SYNC)
     for path in failed:
-        world.journal.wait_for(15.0, kind="registration", since_seq=mark, socket=path)
+        world.journal.wait_for(REGISTRATION_SYNC, kind="registration", since_seq=mark, socket=path)
     world.fleet.settle_registrations()
