@@ -34,16 +34,18 @@ settings.load_profile("drasim-tests")
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """``-n auto`` (the default in pyproject.toml): one worker per CPU.
+    """``-n auto`` (the default in pyproject.toml): two workers per CPU.
 
-    Many tests scale kubelet time down (``timeScale: 0.01`` makes a 45 s deadline 0.45 s of real
-    time), so a worker that waits for a CPU can miss a deadline that is not the code's fault;
-    more workers than CPUs (tried: one and a half per CPU) made those tests flake on a loaded
-    machine, and no quiet-machine measurement showed it faster (docs/performance.md, "drasim's
-    own test suite"). ``PYTEST_XDIST_AUTO_NUM_WORKERS`` or ``-n N`` override it.
+    The suite waits more than it computes (child processes, sockets, scaled kubelet timers): with
+    one worker per CPU the two CPUs of the reference machine were about half idle. Two per CPU
+    keep them busy (docs/performance.md, "drasim's own test suite": 2 min 9-22 s against 3 min
+    5-38 s on a quiet 2-CPU machine). Tests that scale kubelet time down (``timeScale: 0.01``
+    makes a 45 s deadline 0.45 s of real time) must not depend on getting a CPU at once; a test
+    that does is a bug to fix, not a reason for fewer workers. ``PYTEST_XDIST_AUTO_NUM_WORKERS``
+    or ``-n N`` override it.
     """
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return max(1, cpus)
+    return max(1, 2 * cpus)
 
 
 TESTS = Path(__file__).parent
