@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from typing import TYPE_CHECKING, Any
 
 from drasim.errors import ApiError, DrasimError, KubeletError
@@ -29,6 +30,9 @@ EPSILON = 1e-9
 
 REGISTRATION_SYNC = 15.0
 """Real seconds ``advanceClock`` waits for the kubelet's registrations to settle."""
+
+CONNECT_WAIT = 5.0
+"""The longest ``advanceClock`` waits for registered plugins' connections (real seconds)."""
 """Nominal seconds within which two moments count as the same (float sums of periods)."""
 DELETION_FINALIZER = "drasim.dev/kubelet-termination"
 """Holds a gracefully deleted Pod (with its deletionTimestamp) until the kubelet finished it."""
@@ -274,6 +278,7 @@ def advance(world: World, seconds: float) -> None:
         # A registration attempt still in flight (started while a fault was set, say) ends
         # before time moves: its backoff then runs from now, and the move makes it due.
         world.kubelet.sync_registrations(REGISTRATION_SYNC)
+        _let_connections_come_up(world, seconds * clock.scale)
     for _ in range(100_000):  # a guard against timers that keep re-arming at zero delay
         when = _next_due(world, target)
         if when is None:
@@ -284,6 +289,31 @@ def advance(world: World, seconds: float) -> None:
         if seconds >= 1.0:
             retry_failed_registrations(world)
     clock.now = target
+
+
+def _let_connections_come_up(world: World, budget: float) -> None:
+    """Wait until each running driver the kubelet registered has a connected instance, at
+    most ``budget`` real seconds (what the clock's move stands for) and :data:`CONNECT_WAIT`.
+
+    A registered plugin's gRPC connection comes up in real time, while ``advanceClock`` moves
+    the kubelet's timers at once. Since 1.34 only a connected instance cancels the driver's
+    slice wipe, which is due 30 s after a registration without one: a plugin registered just
+    before the move (a retry the move's own registration sync made, say) must not lose its
+    slices because its connection was a few milliseconds late. A driver that is down or
+    refuses connections costs at most the budget, the real time the move stands for.
+    """
+    kubelet = world.kubelet
+    assert kubelet is not None
+    deadline = time.monotonic() + min(budget, CONNECT_WAIT)
+    for handle in world.fleet.drivers.values():
+        if not handle.running:
+            continue
+        instances = kubelet.instances(handle.name)
+        if instances and not any(bool(i.connected) for i in instances):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            kubelet.wait_registered(handle.name, timeout=remaining, connected=True)
 
 
 def _next_due(world: World, target: float) -> float | None:

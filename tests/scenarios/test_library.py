@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from drasim.journal import describe_event
 from drasim.report.model import RESULTS, ScenarioResult
 from drasim.runner.options import RunOptions
 from drasim.runner.run import run_scenario
@@ -22,11 +23,20 @@ LIBRARY: list[Scenario] = sorted(load_paths([builtin_scenario_dir()]), key=lambd
 CATCHES = [(s, bug) for s in LIBRARY for bug in s.metadata.catches]
 
 
-def _explain(result: object) -> str:
+def _failure(result: object) -> str:
     failure = getattr(result, "failure", None)
     if failure is None:
         return ""
     return f"{failure.message}\nstep: {failure.step_text}\n{failure.diff}"
+
+
+def _explain(result: object) -> str:
+    """The failure and the journal's last events (for a failure seen only under load)."""
+    if getattr(result, "failure", None) is None:
+        return ""
+    events = getattr(result, "journal", None) or []
+    tail = "\n".join("  " + describe_event(e) for e in events[-40:])
+    return f"{_failure(result)}\njournal tail:\n{tail}"
 
 
 # Words of a scenario that times a call on purpose (a delayed, hung or blocked call, or an
@@ -47,7 +57,7 @@ def _run_passing(scenario: Scenario, options: RunOptions | None = None) -> Scena
     text = Path(scenario.file).read_text(encoding="utf-8")
     if (
         result.status == "failed"
-        and "DeadlineExceeded" in _explain(result)
+        and "DeadlineExceeded" in _failure(result)
         and not any(w in text for w in _TIMED)
     ):
         slower = max(5 * scenario.spec.kubelet.time_scale, 0.05)

@@ -277,3 +277,97 @@ def test_a_refused_finalizer_removal_is_a_step_error_naming_the_permission() -> 
     assert "to remove its finalizer drasim.dev/kubelet-termination" in message
     assert "403 Forbidden: denied;" in message
     assert "the runner needs the permission 'update pods'" in message
+
+
+# -- advanceClock lets registered plugins' connections come up ---------------------------------
+
+
+class _Kubelet:
+    def __init__(self, instances: dict[str, list[bool]]) -> None:
+        self._instances = instances
+        self.waited: list[tuple[str, float]] = []
+
+    def instances(self, driver: str) -> list[Any]:
+        from types import SimpleNamespace
+
+        return [SimpleNamespace(connected=c) for c in self._instances.get(driver, [])]
+
+    def wait_registered(self, driver: str, *, timeout: float, connected: bool = False) -> bool:
+        assert connected
+        self.waited.append((driver, timeout))
+        self._instances[driver] = [True]
+        return True
+
+
+def _world(kubelet: _Kubelet, running: dict[str, bool]) -> Any:
+    from types import SimpleNamespace
+
+    drivers = {name: SimpleNamespace(name=name, running=up) for name, up in running.items()}
+    return SimpleNamespace(kubelet=kubelet, fleet=SimpleNamespace(drivers=drivers))
+
+
+def test_advance_waits_only_for_running_drivers_that_are_registered_but_not_connected() -> None:
+    from drasim.runner import podworker
+
+    kubelet = _Kubelet({"late": [False], "up": [True], "down": [False], "gone": []})
+    world = _world(kubelet, {"late": True, "up": True, "down": False, "gone": True})
+    podworker._let_connections_come_up(world, 0.6)
+    [(driver, timeout)] = kubelet.waited
+    assert driver == "late"
+    assert 0 < timeout <= 0.6
+
+
+def test_advance_waits_no_longer_than_the_connect_cap() -> None:
+    from drasim.runner import podworker
+
+    kubelet = _Kubelet({"late": [False, False]})
+    podworker._let_connections_come_up(_world(kubelet, {"late": True}), 10_000.0)
+    [(_, timeout)] = kubelet.waited
+    assert timeout <= podworker.CONNECT_WAIT
+
+
+def test_a_late_connection_does_not_lose_the_slices_to_a_clock_jump(monkeypatch: Any) -> None:
+    """Since 1.34 only a connected instance cancels the slice wipe (due 30 s after a
+    registration without one). A plugin whose gRPC connection reports READY only once the
+    next advanceClock is under way (later than the start's own wait for it) keeps its slices:
+    the step lets the connection come up before it moves the kubelet's timers."""
+    import threading
+
+    import grpc
+
+    from drasim.plugins.client import GrpcDriverClient
+    from drasim.runner import fleet, podworker
+
+    advancing = threading.Event()
+    on_state = GrpcDriverClient._on_state
+
+    def late_ready(self: GrpcDriverClient, state: grpc.ChannelConnectivity) -> None:
+        if state == grpc.ChannelConnectivity.READY and not advancing.is_set():
+            # Held until an advanceClock lets connections come up (at most 5 s).
+            threading.Thread(target=lambda: (advancing.wait(5), on_state(self, state)), daemon=True).start()
+            return
+        on_state(self, state)
+
+    come_up = podworker._let_connections_come_up
+
+    def while_advancing(world: Any, budget: float) -> None:
+        advancing.set()
+        try:
+            come_up(world, budget)
+        finally:
+            advancing.clear()
+
+    monkeypatch.setattr(GrpcDriverClient, "_on_state", late_ready)
+    monkeypatch.setattr(podworker, "_let_connections_come_up", while_advancing)
+    monkeypatch.setattr(fleet, "CONNECT_TIMEOUT", 0.01)  # the start's wait gives up first
+    result = run(
+        """
+    - advanceClock: 1
+    - expectResourceSlices: {count: 1}
+    - mark: before
+    - restartPlugin: {downtime: 5}
+    - advanceClock: 60
+    - expectResourceSlices: {count: 1, unchangedSince: before}
+"""
+    )
+    assert result.status == "passed", explain(result)
