@@ -297,6 +297,9 @@ class AdvanceClock:
     ``retryJitter``); slice wipes ``wipingDelay`` after a driver lost its
     last connected instance; failed plugin registrations are retried every nominal second;
     fault delays and hangs count down. Errors of these retries are journaled, not step failures.
+    Before the clock moves (by a second or more), registrations in flight end and registered
+    plugins' connections come up (at most the real time the move stands for), as they would
+    long before a real kubelet's timers fired.
     """
 
     seconds: float = field(metadata=doc("Nominal seconds to advance.", minimum=0, maximum=MAX_DURATION))
