@@ -125,34 +125,38 @@ class JsonLinesRecorder:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from drasim.proxy import start_proxy
+    from drasim.commands.waiting import stop_signals_held
+    from drasim.proxy.proxy import make_proxy
 
     faults = load_faults(args.faults) if args.faults else []
     journal = args.journal.open("a", encoding="utf-8") if args.journal else None
+    # SIGINT and SIGTERM are held while the proxy runs and taken only where it waits for them:
+    # as KeyboardInterrupt (drasim's main turns SIGTERM into one) a signal could land inside the
+    # start of a grpc server or channel and leave a lock held, and the stop would hang. Every
+    # thread the proxy starts inherits the held signals. Stopped however this ends.
     try:
-        proxy = start_proxy(
-            args.registry_dir,
-            args.driver_registry_dir,
-            args.socket_dir,
-            recorder=JsonLinesRecorder(journal) if journal is not None else None,
-            side=args.side,
-            faults=faults,
-            driver_pid=args.driver_pid,
-            advertise=args.advertise,
-            splice=args.splice,
-        )
-        print(
-            f"drasim proxy: {args.driver_registry_dir} -> {args.registry_dir}"
-            f" ({len(faults)} fault rule(s)); SIGTERM stops it",
-            flush=True,
-        )
-        try:
-            while True:  # drasim's main turns SIGTERM into KeyboardInterrupt, as SIGINT
-                threading.Event().wait(3600)
-        except KeyboardInterrupt:
-            pass
-        finally:
-            proxy.stop()
+        with stop_signals_held() as wait_for_stop:
+            proxy = make_proxy(
+                args.registry_dir,
+                args.driver_registry_dir,
+                args.socket_dir,
+                recorder=JsonLinesRecorder(journal) if journal is not None else None,
+                side=args.side,
+                faults=faults,
+                driver_pid=args.driver_pid,
+                advertise=args.advertise,
+                splice=args.splice,
+            )
+            try:
+                proxy.start()
+                print(
+                    f"drasim proxy: {args.driver_registry_dir} -> {args.registry_dir}"
+                    f" ({len(faults)} fault rule(s)); SIGTERM stops it",
+                    flush=True,
+                )
+                wait_for_stop()
+            finally:
+                proxy.stop()
     finally:
         if journal is not None:
             journal.close()

@@ -8,12 +8,11 @@ cluster: no authentication, no controllers) or a driver under development.
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
+from drasim.commands.waiting import stop_signals_held
 from drasim.errors import ConfigError
 
 
@@ -53,21 +52,20 @@ def run(args: argparse.Namespace) -> int:
         store = ObjectStore(served={"resource.k8s.io": versions})
     except ValueError as err:
         raise ConfigError(f"--resource-api-versions: {err}") from None
-    server = HttpApiServer(store, port=args.port)
-    try:
-        server.start()
-    except OSError as err:
-        raise ConfigError(f"cannot listen on 127.0.0.1:{args.port}: {err.strerror or err}") from None
-    stop = threading.Event()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, lambda *_: stop.set())
-    try:
-        path = server.write_kubeconfig(args.kubeconfig_out)
-        print(f"drasim serve-apiserver: serving {server.url}; kubeconfig {path}", flush=True)
-        stop.wait()
-    except OSError as err:
-        raise ConfigError(f"--kubeconfig-out {args.kubeconfig_out}: {err.strerror or err}") from None
-    finally:
-        server.stop()
+    # SIGINT and SIGTERM are held (in the server's threads too) and taken only where it waits.
+    with stop_signals_held() as wait_for_stop:
+        server = HttpApiServer(store, port=args.port)
+        try:
+            server.start()
+        except OSError as err:
+            raise ConfigError(f"cannot listen on 127.0.0.1:{args.port}: {err.strerror or err}") from None
+        try:
+            path = server.write_kubeconfig(args.kubeconfig_out)
+            print(f"drasim serve-apiserver: serving {server.url}; kubeconfig {path}", flush=True)
+            wait_for_stop()
+        except OSError as err:
+            raise ConfigError(f"--kubeconfig-out {args.kubeconfig_out}: {err.strerror or err}") from None
+        finally:
+            server.stop()
     print("drasim serve-apiserver: stopped", file=sys.stderr)
     return 0

@@ -112,8 +112,9 @@ class Proxy:
             self._stop.clear()
             self.rules.restart()
             self.sync()
-            self._thread = threading.Thread(target=self._watch, name="drasim-proxy-watch", daemon=True)
-            self._thread.start()
+            thread = threading.Thread(target=self._watch, name="drasim-proxy-watch", daemon=True)
+            thread.start()
+            self._thread = thread  # only a started thread: stop() joins it
         return self
 
     def stop(self) -> None:
@@ -371,6 +372,18 @@ class Proxy:
         )
 
 
+def make_proxy(
+    registry_dir: str | os.PathLike[str],
+    driver_registry_dir: str | os.PathLike[str],
+    socket_dir: str | os.PathLike[str] | None = None,
+    **options: Any,
+) -> Proxy:
+    """A proxy not started yet (see :class:`ProxyConfig` for ``options``)."""
+    registry = Path(registry_dir)
+    sockets = Path(socket_dir) if socket_dir is not None else registry.parent / "drasim-proxy"
+    return Proxy(ProxyConfig(registry, Path(driver_registry_dir), sockets, **options))
+
+
 def start_proxy(
     registry_dir: str | os.PathLike[str],
     driver_registry_dir: str | os.PathLike[str],
@@ -378,6 +391,4 @@ def start_proxy(
     **options: Any,
 ) -> Proxy:
     """Start a proxy (see :class:`ProxyConfig` for ``options``); stop it with ``stop()``."""
-    registry = Path(registry_dir)
-    sockets = Path(socket_dir) if socket_dir is not None else registry.parent / "drasim-proxy"
-    return Proxy(ProxyConfig(registry, Path(driver_registry_dir), sockets, **options)).start()
+    return make_proxy(registry_dir, driver_registry_dir, socket_dir, **options).start()

@@ -42,12 +42,12 @@ CLAIM = {
 }
 
 
-def _until(what: str, predicate: Callable[[], bool], timeout: float = 30.0) -> None:
+def _until(what: str, predicate: Callable[[], bool], timeout: float = 30.0, every: float = 0.02) -> None:
     deadline = time.monotonic() + timeout
     tick = threading.Event()
     while not predicate():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        tick.wait(0.02)
+        tick.wait(every)
 
 
 @pytest.fixture
@@ -149,3 +149,39 @@ def test_bad_fault_rules_are_a_clear_error(tmp_path: Path, capsys: pytest.Captur
     assert str(faults) in err
     assert "code" in err
     assert not (tmp_path / "r").exists()  # nothing started
+
+
+def test_sigterm_while_the_proxy_starts_stops_it_cleanly(
+    short_dir: Path, env: dict[str, str], processes: list[subprocess.Popen[bytes]]
+) -> None:
+    """SIGTERM as soon as the proxy's registration socket appears (the proxy may still be
+    starting its grpc servers): it exits 0 and removes its socket, every time. A signal raised
+    as KeyboardInterrupt inside that start once left a lock held and the proxy hung."""
+    driver_registry = short_dir / "driver-reg"
+    driver = subprocess.Popen(
+        [
+            sys.executable, "-m", "fake_plugins", "--registry-dir", str(driver_registry),
+            "--plugin-dir", str(short_dir / "plugin"), "--cdi-dir", str(short_dir / "cdi"),
+            "--state-dir", str(short_dir / "state"),
+        ],
+        env=env,
+    )  # fmt: skip
+    processes.append(driver)
+    _until("the driver's registration socket", (driver_registry / "gpu.example.com-reg.sock").exists)
+    for attempt in range(5):
+        registry = short_dir / f"registry-{attempt}"
+        proxy = subprocess.Popen(
+            [
+                sys.executable, "-m", "drasim", "proxy", "--registry-dir", str(registry),
+                "--driver-registry-dir", str(driver_registry),
+                "--socket-dir", str(short_dir / f"px-{attempt}"),
+            ],
+            env=env,
+            stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+        processes.append(proxy)
+        socket = registry / "gpu.example.com-reg.sock"
+        _until("the proxy's registration socket", socket.exists, every=0.0005)  # at once
+        proxy.send_signal(signal.SIGTERM)
+        assert proxy.wait(timeout=30) == 0, f"attempt {attempt}"
+        assert not socket.exists(), f"attempt {attempt}"
