@@ -79,6 +79,7 @@ HELPERS = {
     "drasim_test_e2e_signals": TESTS / "e2e" / "signals.py",
     "drasim_test_init_repo": TESTS / "e2e" / "init_repo.py",
     "drasim_test_proxy_waiting": TESTS / "integration" / "proxy" / "waiting.py",
+    "drasim_test_scenario_passing": TESTS / "scenarios" / "passing.py",
     "drasim_real_driver_expected": TESTS / "real_driver" / "expected.py",
     "k8spb_test_objects": TESTS / "unit" / "k8spb" / "objects.py",
 }

@@ -7,13 +7,11 @@ driver does would be worthless.
 
 from __future__ import annotations
 
-from dataclasses import replace
-from pathlib import Path
+import sys
 
 import pytest
 
-from drasim.journal import describe_event
-from drasim.report.model import RESULTS, ScenarioResult
+from drasim.report.model import RESULTS
 from drasim.runner.options import RunOptions
 from drasim.runner.run import run_scenario
 from drasim.scenario import builtin_scenario_dir, load_paths
@@ -23,46 +21,9 @@ LIBRARY: list[Scenario] = sorted(load_paths([builtin_scenario_dir()]), key=lambd
 CATCHES = [(s, bug) for s in LIBRARY for bug in s.metadata.catches]
 
 
-def _failure(result: object) -> str:
-    failure = getattr(result, "failure", None)
-    if failure is None:
-        return ""
-    return f"{failure.message}\nstep: {failure.step_text}\n{failure.diff}"
-
-
-def _explain(result: object) -> str:
-    """The failure and the journal's last events (for a failure seen only under load)."""
-    if getattr(result, "failure", None) is None:
-        return ""
-    events = getattr(result, "journal", None) or []
-    tail = "\n".join("  " + describe_event(e) for e in events[-40:])
-    return f"{_failure(result)}\njournal tail:\n{tail}"
-
-
-# Words of a scenario that times a call on purpose (a delayed, hung or blocked call, or an
-# expected deadline): there a missed deadline is the outcome under test, never load.
-_TIMED = ("delay", "hang", "block", "DeadlineExceeded", "deadline")
-
-
-def _run_passing(scenario: Scenario, options: RunOptions | None = None) -> ScenarioResult:
-    """Run a scenario that must pass; once more, slower, if only CPU starvation failed it.
-
-    At the default time scale the kubelet's 45 s call deadline is 0.45 s of real time, which a
-    prepare can miss when the machine is busy (parallel tests on two cores). A scenario that
-    does not time calls on purpose and failed with DeadlineExceeded is run again at five times
-    the time scale (the same scenario, the same assertions); it must pass then.
-    """
-    options = options or RunOptions()
-    result = run_scenario(scenario, options, results=RESULTS)
-    text = Path(scenario.file).read_text(encoding="utf-8")
-    if (
-        result.status == "failed"
-        and "DeadlineExceeded" in _failure(result)
-        and not any(w in text for w in _TIMED)
-    ):
-        slower = max(5 * scenario.spec.kubelet.time_scale, 0.05)
-        result = run_scenario(scenario, replace(options, time_scale=slower), results=RESULTS)
-    return result
+_passing = sys.modules["drasim_test_scenario_passing"]  # loaded by tests/conftest.py
+_explain = _passing.explain
+_run_passing = _passing.run_passing
 
 
 def test_library_is_large_enough() -> None:
