@@ -149,14 +149,15 @@ def ready_recording(recorder: Recorder) -> ReadyRecord:
     return record
 
 
-Hold = tuple[Callable[[], None], Callable[[], None]]
-"""A recorder's ``hold`` and ``release`` (see :func:`holding`)."""
+Hold = tuple[Callable[[], int], Callable[[int], None]]
+"""A recorder's ``hold`` (returns a ticket) and ``release`` (takes it); see :func:`holding`."""
 
 
 def holding(recorder: Recorder) -> Hold | None:
     """``recorder``'s ``hold`` and ``release`` when it has them (a
-    :class:`drasim.journal.Journal` does: its readers wait while events are on their way);
-    ``None`` otherwise, and then a producer must record before it lets anything be seen."""
+    :class:`drasim.journal.Journal` does: readers and other writers wait while events are on
+    their way); ``None`` otherwise, and then a producer must record before it lets anything
+    be seen."""
     kind = type(recorder)
     hold, release = getattr(kind, "hold", None), getattr(kind, "release", None)
     if callable(hold) and callable(release):

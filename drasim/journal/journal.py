@@ -55,7 +55,9 @@ class Journal:
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
         self._waiters = 0  # threads in wait_for or waiting out a hold: only they need a notify
-        self._holds = 0  # events on their way (hold/release): readers wait for them
+        # Events on their way (hold/release): ticket -> holding thread, oldest first.
+        self._holds: dict[int, int] = {}
+        self._last_ticket = 0
         self._merged: dict[str, tuple[int, int]] = {}
 
     # -- writing ---------------------------------------------------------------------------
@@ -102,6 +104,8 @@ class Journal:
     def _push(self, kind: str, body: dict[str, Any], t: float | None) -> Event:
         """Number, stamp (now, unless ``t`` is given) and append one event of JSON-ready ``body``."""
         with self._lock:  # the condition's lock, entered without Condition's Python-level wrapper
+            if self._holds:
+                self._wait_for_holds()
             stamp = self._now() - self._start if t is None else t
             event: Event = {"seq": len(self._events) + 1, "t": round(stamp, 6), "kind": kind, **body}
             self._events.append(event)
@@ -109,47 +113,57 @@ class Journal:
                 self._cond.notify_all()
         return event
 
-    def hold(self) -> None:
-        """Say that events are on their way: until the matching :meth:`release`, readers
-        (:meth:`mark`, :meth:`events`, :meth:`last`, :meth:`tail` and what is built on them) wait,
-        at most :data:`HOLD_WAIT` seconds.
+    def hold(self) -> int:
+        """Say that events are on their way; returns the ticket to :meth:`release`.
 
-        A producer that must let something happen before it records (the proxy's splice
-        forwards a driver's reply, then reads it) holds first, so nobody who saw the effect
-        reads the journal without the event. The holding thread must not read the journal
-        before it releases. Writers never wait.
+        Until the matching release, what happens after the hold waits for them, at most
+        :data:`HOLD_WAIT` seconds: readers (:meth:`mark`, :meth:`events`, :meth:`last`,
+        :meth:`tail` and what is built on them) and other threads' writes, so the journal keeps
+        the order in which things happened. The holding thread's own writes go at once (those
+        are the events on their way), after those of older holds.
+
+        A producer that must let something happen before it can record it (the proxy's splice
+        passes a driver's reply on, then reads it) holds first: nobody who saw the effect
+        reads, or records a consequence, before the event. The holding thread must not read the
+        journal before it releases.
         """
         with self._lock:
-            self._holds += 1
+            self._last_ticket += 1
+            self._holds[self._last_ticket] = threading.get_ident()
+            return self._last_ticket
 
-    def release(self) -> None:
-        """End one :meth:`hold` (the events it announced are recorded, or none will be)."""
+    def release(self, ticket: int) -> None:
+        """End the :meth:`hold` of ``ticket`` (its events are recorded, or none will be)."""
         with self._lock:
-            self._holds -= 1
-            if not self._holds and self._waiters:
+            self._holds.pop(ticket, None)
+            if self._waiters:
                 self._cond.notify_all()
 
-    # -- reading ---------------------------------------------------------------------------
-
-    def _settle(self) -> None:
-        """Wait (the lock held) until no event is on its way, at most :data:`HOLD_WAIT` seconds."""
-        if not self._holds:
+    def _wait_for_holds(self) -> None:
+        """Wait (the lock held) for the holds this thread must let go first: for a holder, those
+        older than its own; for others, every hold taken so far. At most :data:`HOLD_WAIT` s."""
+        me = threading.get_ident()
+        limit = next((t for t, holder in self._holds.items() if holder == me), self._last_ticket + 1)
+        if next(iter(self._holds)) >= limit:
             return
         deadline = time.monotonic() + HOLD_WAIT
         self._waiters += 1
         try:
-            while self._holds:
+            while self._holds and next(iter(self._holds)) < limit:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    return  # a producer that never released: read what there is
+                    return  # a producer that never released: go on without its events
                 self._cond.wait(remaining)
         finally:
             self._waiters -= 1
 
+    # -- reading ---------------------------------------------------------------------------
+
     def mark(self) -> int:
         """The seq of the latest event (0 when empty): pass it as ``since_seq`` later."""
         with self._cond:
-            self._settle()
+            if self._holds:
+                self._wait_for_holds()
             return len(self._events)
 
     def __len__(self) -> int:
@@ -165,7 +179,8 @@ class Journal:
         that are not identifiers.
         """
         with self._cond:
-            self._settle()
+            if self._holds:
+                self._wait_for_holds()
             selected = self._events[max(since_seq, 0) :]
         return [dict(e) for e in selected if _matches(e, kind, match)]
 
@@ -173,14 +188,16 @@ class Journal:
         """The newest event of ``kind`` (if given) whose fields equal every ``match`` value (a copy),
         or ``None``; reads backwards and copies only that event."""
         with self._cond:
-            self._settle()
+            if self._holds:
+                self._wait_for_holds()
             found = next((e for e in reversed(self._events) if _matches(e, kind, match)), None)
         return None if found is None else dict(found)
 
     def tail(self, count: int = 20) -> list[Event]:
         """The last ``count`` events (copies)."""
         with self._cond:
-            self._settle()
+            if self._holds:
+                self._wait_for_holds()
             selected = self._events[-count:] if count > 0 else []
         return [dict(e) for e in selected]
 

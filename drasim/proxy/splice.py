@@ -300,21 +300,22 @@ class _Link:
 
     def _pass_on_and_read(self, data: bytes, held: Hold | None) -> None:
         """Pass the driver's bytes on to the kubelet and read them. With the journal's hold
-        they are passed on first and read after, the journal held meanwhile (whoever reads it
-        after the kubelet had the reply waits for the call's event); without, read first."""
+        they are passed on first and read after, the journal held meanwhile (whoever reads it,
+        or records anything, after the kubelet had the reply waits for the call's event); without,
+        read first."""
         if held is None:
             self._h2.server_bytes(data)
             self.client.sendall(data)
             return
         received = monotonic()
-        held[0]()
+        ticket = held[0]()
         try:
             try:
                 self.client.sendall(data)
             finally:  # read even when the kubelet's side is gone
                 self._h2.server_bytes(data, received)
         finally:
-            held[1]()
+            held[1](ticket)
 
     def abort(self) -> None:
         """End both connections now (the copying thread stops; :meth:`run` closes them)."""

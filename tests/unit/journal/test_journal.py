@@ -413,11 +413,11 @@ def test_an_event_recorded_ready_notifies_waiting_threads() -> None:
 # -- hold / release: events on their way -----------------------------------------------------
 
 
-def _reader_waiting(journal: Journal, read: threading.Thread) -> bool:
-    """Until ``read`` is done or waits in the journal (its condition has a waiter)."""
+def _waiting(journal: Journal, thread: threading.Thread) -> bool:
+    """Until ``thread`` is done or waits in the journal (its condition has a waiter)."""
     tick = threading.Event()
     for _ in range(1000):
-        if not read.is_alive() or journal._waiters:
+        if not thread.is_alive() or journal._waiters:
             return True
         tick.wait(0.005)
     return False
@@ -427,14 +427,14 @@ def _reader_waiting(journal: Journal, read: threading.Thread) -> bool:
 def test_readers_wait_for_a_held_event(reader: str) -> None:
     journal = Journal()
     journal.record("step", index=0)
-    journal.hold()
+    ticket = journal.hold()
     out: list[object] = []
     read = threading.Thread(target=lambda: out.append(getattr(journal, reader)()))
     read.start()
-    assert _reader_waiting(journal, read)
+    assert _waiting(journal, read)
     assert read.is_alive(), f"{reader}() read while an event was on its way"
     rpc(journal, PREPARE, [GPU])  # the holder's own writes do not wait
-    journal.release()
+    journal.release(ticket)
     read.join(5)
     assert not read.is_alive()
     [value] = out
@@ -449,29 +449,74 @@ def test_readers_wait_for_a_held_event(reader: str) -> None:
         assert (value if isinstance(value, int) else len(value)) == expected  # type: ignore[arg-type]
 
 
-def test_a_hold_never_released_delays_readers_only_so_long(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_another_threads_write_goes_after_the_held_events() -> None:
+    """The kubelet that had the reply records its consequence after the call's own event."""
+    journal = Journal()
+    ticket = journal.hold()
+    write = threading.Thread(target=lambda: journal.record("kubelet", operation="after-the-reply"))
+    write.start()
+    assert _waiting(journal, write)
+    assert write.is_alive(), "another thread's write went before the held event"
+    rpc(journal, PREPARE, [GPU])
+    journal.release(ticket)
+    write.join(5)
+    assert [e["kind"] for e in journal.events()] == ["rpc", "kubelet"]
+
+
+def test_holds_keep_their_order_across_threads() -> None:
+    """Two connections: the newer hold's events wait for the older hold's."""
+    journal = Journal()
+    older = journal.hold()
+    newer_done = threading.Event()
+
+    def newer() -> None:
+        ticket = journal.hold()
+        journal.record("rpc", side="plugin", method="newer")
+        journal.release(ticket)
+        newer_done.set()
+
+    thread = threading.Thread(target=newer)
+    thread.start()
+    assert _waiting(journal, thread)
+    assert not newer_done.is_set()
+    journal.record("rpc", side="plugin", method="older")
+    journal.release(older)
+    thread.join(5)
+    assert [e["method"] for e in journal.events()] == ["older", "newer"]
+
+
+def test_a_write_does_not_wait_for_holds_taken_after_it() -> None:
+    journal = Journal()
+    journal.hold()  # never released, taken by this thread: its own writes go
+    journal.record("step", index=0)
+    assert journal._holds
+
+
+def test_a_hold_never_released_delays_others_only_so_long(monkeypatch: pytest.MonkeyPatch) -> None:
     from drasim.journal import journal as module
 
     monkeypatch.setattr(module, "HOLD_WAIT", 0.05)
     journal = Journal()
     journal.record("step", index=0)
-    journal.hold()
+    holder = threading.Thread(target=journal.hold)
+    holder.start()
+    holder.join(5)
     assert journal.mark() == 1
-    assert [e["kind"] for e in journal.events()] == ["step"]
+    journal.record("step", index=1)
+    assert [e["index"] for e in journal.events()] == [0, 1]
 
 
 def test_holds_nest_and_readers_wait_for_the_last_release() -> None:
     journal = Journal()
-    journal.hold()
-    journal.hold()
+    first, second = journal.hold(), journal.hold()
     out: list[int] = []
     read = threading.Thread(target=lambda: out.append(journal.mark()))
     read.start()
-    assert _reader_waiting(journal, read)
-    journal.release()
+    assert _waiting(journal, read)
+    journal.release(first)
     journal.record("step", index=0)
     assert read.is_alive()
-    journal.release()
+    journal.release(second)
     read.join(5)
     assert out == [1]
 
@@ -482,8 +527,8 @@ def test_holding_finds_a_journals_hold_and_nothing_on_other_recorders() -> None:
     journal = Journal()
     held = holding(journal)
     assert held is not None
-    held[0]()
-    assert journal._holds == 1
-    held[1]()
-    assert journal._holds == 0
+    ticket = held[0]()
+    assert list(journal._holds) == [ticket]
+    held[1](ticket)
+    assert not journal._holds
     assert holding(NullRecorder()) is None
