@@ -31,7 +31,8 @@ _INF = float("inf")
 _is_float = float.__instancecheck__
 
 HOLD_WAIT = 5.0
-"""The longest a reader waits for events on their way (:meth:`Journal.hold`)."""
+"""The longest a reader, or another thread's write, waits for events on their way
+(:meth:`Journal.hold`)."""
 
 Event = dict[str, Any]
 """One journal event: ``seq``, ``t``, ``kind`` and the kind's fields (see :mod:`drasim.journal.kinds`)."""

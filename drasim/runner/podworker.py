@@ -27,15 +27,17 @@ RESOURCE_V1 = "resource.k8s.io/v1"
 JITTER_FACTOR = 0.5
 """pod_workers.go workerBackOffPeriodJitterFactor and workerResyncIntervalJitterFactor."""
 EPSILON = 1e-9
-
-REGISTRATION_SYNC = 15.0
-"""Real seconds ``advanceClock`` waits for the kubelet's registrations to settle."""
-
-CONNECT_WAIT = 5.0
-"""The longest ``advanceClock`` waits for registered plugins' connections (real seconds)."""
 """Nominal seconds within which two moments count as the same (float sums of periods)."""
 DELETION_FINALIZER = "drasim.dev/kubelet-termination"
 """Holds a gracefully deleted Pod (with its deletionTimestamp) until the kubelet finished it."""
+
+REGISTRATION_MOVE = 1.0
+"""Nominal seconds from which ``advanceClock`` settles registrations around the move (failed
+ones are retried every nominal second)."""
+REGISTRATION_SYNC = 15.0
+"""Real seconds ``advanceClock`` waits for the kubelet's registrations to settle."""
+CONNECT_WAIT = 5.0
+"""The longest ``advanceClock`` waits for registered plugins' connections (real seconds)."""
 
 
 def retry_delay(world: World, period: float) -> float:
@@ -274,7 +276,7 @@ def advance(world: World, seconds: float) -> None:
     """Move the nominal clock, firing every timer that falls due, in time order."""
     clock = world.clock
     target = clock.now + seconds
-    if world.kubelet is not None and seconds >= 1.0:
+    if world.kubelet is not None and seconds >= REGISTRATION_MOVE:
         # A registration attempt still in flight (started while a fault was set, say) ends
         # before time moves: its backoff then runs from now, and the move makes it due.
         world.kubelet.sync_registrations(REGISTRATION_SYNC)
@@ -286,7 +288,7 @@ def advance(world: World, seconds: float) -> None:
         _fire(world, when)
     if world.kubelet is not None:
         world.kubelet.advance_timers((target - clock.now) * clock.scale)
-        if seconds >= 1.0:
+        if seconds >= REGISTRATION_MOVE:
             retry_failed_registrations(world)
     clock.now = target
 
