@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -415,12 +416,8 @@ def test_an_event_recorded_ready_notifies_waiting_threads() -> None:
 
 def _waiting(journal: Journal, thread: threading.Thread) -> bool:
     """Until ``thread`` is done or waits in the journal (its condition has a waiter)."""
-    tick = threading.Event()
-    for _ in range(1000):
-        if not thread.is_alive() or journal._waiters:
-            return True
-        tick.wait(0.005)
-    return False
+    until = sys.modules["drasim_test_proxy_waiting"].until  # loaded by tests/conftest.py
+    return bool(until(lambda: not thread.is_alive() or journal._waiters))
 
 
 @pytest.mark.parametrize("reader", ["mark", "events", "last", "tail", "rpc_calls", "to_jsonl"])

@@ -36,6 +36,20 @@ class _Manager:
         self.calls.append(("deregister", name, endpoint))
 
 
+def _registered_gpu(path: str) -> dict[str, Any]:
+    """What upstream reports for a socket at ``path`` registered as plugin ``gpu`` (generation u1)."""
+    return {
+        "socket": path,
+        "desired": True,
+        "uuid": "u1",
+        "registered": True,
+        "registeredUUID": "u1",
+        "name": "gpu",
+        "endpoint": "/p/gpu.sock",
+        "versions": ["v1.DRAPlugin"],
+    }
+
+
 def _socket(tmp_path: Path, name: str) -> Path:
     path = tmp_path / name
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -78,19 +92,7 @@ def test_registrations_failures_and_removals_are_mirrored_and_journaled() -> Non
     ]
     registrar.poll()
     registrar.poll()  # the same failure is journaled once
-    process.sockets = [
-        {
-            "socket": "/r/a",
-            "desired": True,
-            "uuid": "u1",
-            "registered": True,
-            "registeredUUID": "u1",
-            "name": "gpu",
-            "endpoint": "/p/gpu.sock",
-            "versions": ["v1.DRAPlugin"],
-            "errorAt": 7,
-        }
-    ]
+    process.sockets = [{**_registered_gpu("/r/a"), "errorAt": 7}]
     registrar.poll()
     process.sockets = []
     registrar.poll()
@@ -112,16 +114,7 @@ def test_sync_waits_until_upstreams_watcher_reported_a_socket_replaced_in_one_re
     path = _socket(tmp_path, "gpu-reg.sock")
     process, manager, journal = _Process(), _Manager(), Journal()
     registrar = UpstreamRegistrar(process, manager, journal=journal, registry_dir=tmp_path)  # type: ignore[arg-type]
-    registered = {
-        "socket": str(path),
-        "desired": True,
-        "uuid": "u1",
-        "registered": True,
-        "registeredUUID": "u1",
-        "name": "gpu",
-        "endpoint": "/p/gpu.sock",
-        "versions": ["v1.DRAPlugin"],
-    }
+    registered = _registered_gpu(str(path))
     process.sockets = [registered]
     assert registrar.sync(timeout=1.0)
     replacement = _socket(tmp_path, ".gpu-reg.sock.new")
